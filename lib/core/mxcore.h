@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The freestanding MX core: element codecs, E8M0 scales, torchao-exact
+ * quantization, and exact block-scaled dot products with a wide fixed-point
+ * accumulator.  It uses no libc and no floating point, so the same source is
+ * compiled into libmxaccel and into mxaccel.ko, and both produce
+ * bit-identical results.  Floats cross this interface as their bit patterns.
+ */
+#ifndef MXCORE_H
+#define MXCORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#ifndef __SIZEOF_INT128__
+#error "the MX core needs a compiler with 128-bit integers (64-bit targets)"
+#endif
+
+#define MXCORE_BLOCK 32
+
+/* Values match enum mxa_elem and the uapi. */
+enum mxcore_elem {
+	MXCORE_E4M3 = 1,
+	MXCORE_E5M2 = 2,
+	MXCORE_E2M3 = 3,
+	MXCORE_E3M2 = 4,
+	MXCORE_E2M1 = 5,
+};
+
+#define MXCORE_ELEM_FIRST MXCORE_E4M3
+#define MXCORE_ELEM_LAST MXCORE_E2M1
+
+enum mxcore_mode {
+	MXCORE_FLOOR = 0,
+	MXCORE_RCEIL = 1,
+	MXCORE_CEIL = 2,
+	MXCORE_EVEN = 3,
+};
+
+#define MXCORE_MODE_LAST MXCORE_EVEN
+
+enum mxcore_dtype {
+	MXCORE_F32 = 0,
+	MXCORE_BF16 = 1,
+};
+
+#define MXCORE_SCALE_NAN 0xff
+
+/* Special-value flags of a dot product or an accumulator. */
+#define MXCORE_NAN	0x1
+#define MXCORE_PINF	0x2
+#define MXCORE_NINF	0x4
+
+struct mxcore_format {
+	uint8_t ebits;
+	uint8_t mbits;
+	uint8_t bias;
+	uint8_t emax;		/* exponent of the largest power of two <= max */
+	uint8_t code_bits;	/* 8, 6 or 4 */
+	uint8_t max_code;	/* largest finite positive code */
+	int8_t k_exp;		/* a code's value is k * 2^k_exp, k an integer */
+	uint32_t max_f32;	/* fp32 bits of the largest finite value */
+};
+
+bool mxcore_elem_valid(unsigned int elem);
+const struct mxcore_format *mxcore_format(enum mxcore_elem elem);
+
+/*
+ * Decode an element code to its exact value k * 2^k_exp (k signed).
+ * Returns 0, or MXCORE_NAN / MXCORE_PINF / MXCORE_NINF for special codes
+ * (k is then 0).
+ */
+unsigned int mxcore_decode(enum mxcore_elem elem, uint8_t code, int64_t *k);
+
+/* Bytes holding one row of cols elements (cols a multiple of 32). */
+uint64_t mxcore_row_bytes(enum mxcore_elem elem, uint64_t cols);
+/* Read element i of a row (handles fp4 nibble packing). */
+static inline uint8_t mxcore_get_code(enum mxcore_elem elem,
+				      const uint8_t *row, uint32_t i)
+{
+	if (elem == MXCORE_E2M1)
+		return (row[i >> 1] >> ((i & 1) * 4)) & 0xf;
+	return row[i];
+}
+
+/* --- floating-point bit patterns, emulated with integers --------------- */
+
+/*
+ * Round (-1)^neg * (mag + s) * 2^exp to a float with mbits mantissa bits and
+ * fp32's exponent range (mbits 23: fp32, 7: bf16), round to nearest even,
+ * overflow to Inf.  s is 0 < s < 1 ulp of mag when sticky, else 0.  Returns
+ * the bit pattern (16 bits for bf16).
+ */
+uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
+			    unsigned int mbits);
+/* fp32 a*b rounded to nearest even; NaN results are 0x7fffffff. */
+uint32_t mxcore_f32_mul(uint32_t a, uint32_t b);
+static inline bool mxcore_f32_isnan(uint32_t x)
+{
+	return (x & 0x7fffffffu) > 0x7f800000u;
+}
+
+/* --- scales and quantization (bit-exact with torchao to_mx) ------------ */
+
+/* E8M0 scale of a block whose largest |x| has fp32 bits amax. */
+uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
+		     uint32_t amax);
+/*
+ * Quantize 32 fp32 values (bit patterns).  Writes 32 codes to out (fp4: 16
+ * packed bytes, element 2i in the low nibble) and returns the E8M0 scale.
+ */
+uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
+			      const uint32_t x[MXCORE_BLOCK], uint8_t *out);
+/* Dequantize one element: value * 2^(scale-127) rounded to dtype. */
+uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
+			   enum mxcore_dtype dtype);
+
+/* Byte index of scale (row, block) in the cuBLAS 128x4 swizzled layout. */
+uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
+			      uint64_t block);
+/* Bytes a swizzled scale buffer for rows x blocks needs. */
+uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks);
+
+/* --- exact GEMM arithmetic ---------------------------------------------- */
+
+/*
+ * Exact wide fixed-point accumulator: two's complement, least significant
+ * bit 2^-MXCORE_ACC_LSB.  640 bits cover every block product (2^-286 ..
+ * 2^291), every fp32/bf16 C, and 2^27 blocks of carries.
+ */
+#define MXCORE_ACC_LIMBS 10
+#define MXCORE_ACC_LSB 288
+
+struct mxcore_acc {
+	uint64_t limb[MXCORE_ACC_LIMBS];
+	unsigned int flags;
+};
+
+void mxcore_acc_init(struct mxcore_acc *acc);
+/* acc += v * 2^exp, exp >= -MXCORE_ACC_LSB. */
+void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp);
+/* acc += an fp32 (mbits 23) or bf16 (mbits 7, bits in the low half) value. */
+void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
+			  enum mxcore_dtype dtype);
+/* The exact sum rounded once to dtype (NaN: 0x7fc00000 / 0x7fc0). */
+uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
+			  enum mxcore_dtype dtype);
+
+/*
+ * acc += the exact dot product of one 32-element block of a (codes at a,
+ * scale sa) with one of b.  Special values set acc->flags.
+ */
+void mxcore_acc_block_dot(struct mxcore_acc *acc,
+			  enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
+			  enum mxcore_elem eb, const uint8_t *b, uint8_t sb);
+
+#endif /* MXCORE_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * MX quantization bit-exact with torchao's to_mx() and to_dtype()
+ * (torchao/prototype/mx_formats/mx_tensor.py as run under PyTorch 2.11):
+ * every floating-point step torchao takes is reproduced on bit patterns,
+ * including its rounding, clamping and NaN behaviour.
+ */
+#include "mxcore.h"
+
+#define F32_INF 0x7f800000u
+#define F32_SIGN 0x80000000u
+
+/* fp32(1 / max) as torchao computes it: Python double, then fp32. */
+static const uint32_t rcp_max_f32[] = {
+	[MXCORE_E4M3] = 0x3b124925,
+	[MXCORE_E5M2] = 0x37924925,
+	[MXCORE_E2M3] = 0x3e088889,
+	[MXCORE_E3M2] = 0x3d124925,
+	[MXCORE_E2M1] = 0x3e2aaaab,
+};
+
+static bool f32_finite(uint32_t x)
+{
+	return (x & F32_INF) != F32_INF;
+}
+
+/* _f32_to_e8m0_rceil(): round a positive fp32 up to a power of two. */
+static uint8_t e8m0_round_up(uint32_t v)
+{
+	uint32_t be = (v >> 23) & 0xff;
+	uint32_t m = v & 0x7fffff;
+	bool up = be ? m != 0 : m > 0x400000;	/* E8M0 byte 0 is 2^-127 */
+
+	if (!f32_finite(v))
+		return MXCORE_SCALE_NAN;
+	return (uint8_t)(be + up);
+}
+
+uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
+		     uint32_t amax)
+{
+	const struct mxcore_format *f = mxcore_format(elem);
+	int e;
+
+	amax &= ~F32_SIGN;
+	if (mode == MXCORE_RCEIL)
+		return e8m0_round_up(mxcore_f32_mul(amax, rcp_max_f32[elem]));
+	/*
+	 * EVEN rounds amax's mantissa to the element's width first; a carry
+	 * out of fp32's largest binade makes it Inf, hence a NaN scale.
+	 */
+	if (mode == MXCORE_EVEN && !mxcore_f32_isnan(amax))
+		amax = (amax + (1u << (23 - f->mbits - 1))) & 0xff800000u;
+	if (!f32_finite(amax))
+		return MXCORE_SCALE_NAN;
+	e = (int)((amax >> 23) & 0xff) - 127;
+	if (mode == MXCORE_CEIL && (amax & 0x7fffff))
+		e++;
+	e -= f->emax;
+	if (e < -127)
+		e = -127;
+	if (e > 128)
+		e = 128;
+	return (uint8_t)(e + 127);
+}
+
+/* _e8m0_scale_to_reciprocal_fp32(): fp32 bits of 2^(127 - scale). */
+static uint32_t scale_reciprocal(uint8_t scale)
+{
+	uint8_t r = (uint8_t)(254 - scale);
+
+	if (r == 0)
+		return 0x00400000;	/* 2^-127, an fp32 subnormal */
+	if (r == MXCORE_SCALE_NAN)
+		return 0x7f800001;
+	return (uint32_t)r << 23;
+}
+
+/*
+ * Code of a non-negative fp32 below the element's smallest normal: |y| /
+ * 2^k_exp rounded to an integer, ties to even.  Both PyTorch's and torchao's
+ * converters get this by adding a magic power of two in fp32.
+ */
+static uint32_t subnormal_code(const struct mxcore_format *f, uint32_t ay)
+{
+	uint32_t be = ay >> 23;
+	uint64_t sig = be ? (ay & 0x7fffff) | 0x800000 : ay & 0x7fffff;
+	int exp = be ? (int)be - 150 : -149;
+	int sh = f->k_exp - exp;	/* > 0: ay is below 2^k_exp * 2^mbits */
+	uint64_t q;
+	bool half, rest;
+
+	if (sh > 64)
+		return 0;
+	q = sh == 64 ? 0 : sig >> sh;
+	half = (sig >> (sh - 1)) & 1;
+	rest = sh > 1 && (sig & ((1ull << (sh - 1)) - 1));
+	return (uint32_t)q + (half && (rest || (q & 1)));
+}
+
+/*
+ * PyTorch's fp32 -> float8 casts (c10 fp8e4m3fn/fp8e5m2_from_fp32_value)
+ * after torchao's clamp to +-max: round to nearest even, NaN keeps its sign.
+ */
+static uint8_t encode_fp8(const struct mxcore_format *f, uint32_t y)
+{
+	uint32_t sign = y & F32_SIGN, ay = y & ~F32_SIGN;
+	unsigned int shift = 23 - f->mbits;
+	uint32_t min_normal = (uint32_t)(127 + 1 - f->bias) << 23;
+	uint32_t code;
+
+	if (ay > F32_INF)
+		return 0x7f | (uint8_t)(sign >> 24);
+	if (ay > f->max_f32)	/* torch.clamp(data, -max, max) */
+		ay = f->max_f32;
+	if (ay < min_normal) {
+		code = subnormal_code(f, ay);
+	} else {
+		code = (ay + ((uint32_t)(f->bias - 127) << 23) +
+			((1u << (shift - 1)) - 1) + ((ay >> shift) & 1)) >>
+		       shift;
+	}
+	return (uint8_t)(code | (sign >> 24));
+}
+
+/*
+ * torchao's _f32_to_floatx_unpacked() for fp6/fp4: saturating round to
+ * nearest even.  It has no NaN: a NaN falls into its "normal" branch and
+ * yields whatever that integer arithmetic makes of the bits (wrapping int32,
+ * truncated to uint8), which this reproduces.
+ */
+static uint8_t encode_floatx(const struct mxcore_format *f, uint32_t y)
+{
+	uint32_t sign = y & F32_SIGN, ay = y & ~F32_SIGN;
+	unsigned int shift = 23 - f->mbits;
+	uint32_t min_normal = (uint32_t)(127 + 1 - f->bias) << 23;
+	uint8_t sign_lp = sign ? (uint8_t)(1u << (f->ebits + f->mbits)) : 0;
+	uint32_t code;
+
+	if (!mxcore_f32_isnan(ay) && ay >= f->max_f32) {
+		code = f->max_code;
+	} else if (!mxcore_f32_isnan(ay) && ay < min_normal) {
+		code = subnormal_code(f, ay);
+	} else {
+		code = (ay + ((uint32_t)(f->bias - 127) << 23) +
+			((1u << (shift - 1)) - 1) + ((ay >> shift) & 1)) >>
+		       shift;
+	}
+	return (uint8_t)code | sign_lp;
+}
+
+uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
+			      const uint32_t x[MXCORE_BLOCK], uint8_t *out)
+{
+	const struct mxcore_format *f = mxcore_format(elem);
+	uint8_t codes[MXCORE_BLOCK];
+	uint32_t amax = 0, rcp;
+	uint8_t scale;
+	unsigned int i;
+
+	/* torch.amax(abs(x)): NaN if any element is NaN. */
+	for (i = 0; i < MXCORE_BLOCK; i++) {
+		uint32_t a = x[i] & ~F32_SIGN;
+
+		if (mxcore_f32_isnan(a)) {
+			amax = 0x7fc00000;
+			break;
+		}
+		if (a > amax)
+			amax = a;
+	}
+	scale = mxcore_scale(elem, mode, amax);
+	rcp = scale_reciprocal(scale);
+
+	for (i = 0; i < MXCORE_BLOCK; i++) {
+		uint32_t y = mxcore_f32_mul(x[i], rcp);
+
+		codes[i] = f->code_bits == 8 ? encode_fp8(f, y)
+					     : encode_floatx(f, y);
+	}
+	if (elem == MXCORE_E2M1) {
+		/* pack_uint4(): (odd << 4 | even) in uint8 arithmetic */
+		for (i = 0; i < MXCORE_BLOCK / 2; i++)
+			out[i] = (uint8_t)(codes[2 * i + 1] << 4) |
+				 codes[2 * i];
+	} else {
+		for (i = 0; i < MXCORE_BLOCK; i++)
+			out[i] = codes[i];
+	}
+	return scale;
+}
+
+uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
+			   enum mxcore_dtype dtype)
+{
+	unsigned int mbits = dtype == MXCORE_BF16 ? 7 : 23;
+	uint32_t sign_bit = 1u << (8 + mbits);
+	int64_t k;
+	unsigned int special = mxcore_decode(elem, code, &k);
+
+	if (scale == MXCORE_SCALE_NAN || (special & MXCORE_NAN))
+		return dtype == MXCORE_BF16 ? 0x7fc0 : 0x7fc00000;
+	if (special)
+		return (0xffu << mbits) |
+		       (special & MXCORE_NINF ? sign_bit : 0);
+	if (!k)		/* keep the sign of -0 */
+		return (code >> (mxcore_format(elem)->code_bits - 1)) & 1 ?
+		       sign_bit : 0;
+	return mxcore_round_float(k < 0, (uint64_t)(k < 0 ? -k : k),
+				  mxcore_format(elem)->k_exp + scale - 127,
+				  false, mbits);
+}
+
+uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
+			      uint64_t block)
+{
+	uint64_t cp = (blocks + 3) / 4 * 4;
+
+	(void)rows;
+	return ((row / 128) * (cp / 4) + block / 4) * 512 + (row % 32) * 16 +
+	       ((row % 128) / 32) * 4 + block % 4;
+}
+
+uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks)
+{
+	return (rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libmxaccel: OCP Microscaling (MX) quantization and block-scaled GEMM with
+ * preference-based dispatch across devices.
+ *
+ * Every function that can fail returns 0 or a negative errno; mxa_strerror()
+ * turns it into text.  With MXACCEL_DEBUG=1 in the environment, every failure
+ * also prints one line on stderr naming the argument and the limit at fault.
+ *
+ * Matrices are row-major with the reduction dimension (K, "cols") contiguous.
+ * An MX matrix is element codes plus one E8M0 scale per 32 consecutive
+ * elements of a row.  GEMM computes C[M x N] (+)= A[M x K] * B[N x K]^T.
+ */
+#ifndef MXACCEL_H
+#define MXACCEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MXA_VERSION_MAJOR 0
+#define MXA_VERSION_MINOR 1
+#define MXA_VERSION_PATCH 0
+
+/* Elements per scale block along K. */
+#define MXA_BLOCK_SIZE 32
+
+/* Element types (OCP MX v1.0). Values are stable ABI. */
+enum mxa_elem {
+	MXA_ELEM_E4M3 = 1,	/* MXFP8, max 448, no Inf, NaN = S.1111.111 */
+	MXA_ELEM_E5M2 = 2,	/* MXFP8, max 57344, Inf and NaN */
+	MXA_ELEM_E2M3 = 3,	/* MXFP6, max 7.5, one code per byte (low 6 bits) */
+	MXA_ELEM_E3M2 = 4,	/* MXFP6, max 28, one code per byte (low 6 bits) */
+	MXA_ELEM_E2M1 = 5,	/* MXFP4, max 6, two per byte, element 2i low */
+};
+
+/* How a block's E8M0 scale is derived from its absolute maximum (torchao). */
+enum mxa_scale_mode {
+	MXA_SCALE_FLOOR = 0,
+	MXA_SCALE_RCEIL = 1,
+	MXA_SCALE_CEIL = 2,
+	MXA_SCALE_EVEN = 3,
+};
+
+/* Where scale (r, c) lives in the scale buffer. */
+enum mxa_scale_layout {
+	MXA_LAYOUT_PLAIN = 0,	 /* row-major [rows][cols/32], row stride given */
+	MXA_LAYOUT_SWIZZLED = 1, /* cuBLAS / torchao to_blocked 128x4 tiles */
+};
+
+/* Dense (high-precision) element types. */
+enum mxa_dtype {
+	MXA_DTYPE_F32 = 0,
+	MXA_DTYPE_BF16 = 1,
+};
+
+/*
+ * Kernel preference, torchao's KernelPreference made device agnostic.
+ * AUTO:     the fastest kernel the device has for the request; falls back
+ *           to the device's emulated kernel; never fails for a valid request
+ *           on a working device.
+ * NATIVE:   only a native kernel, else -EOPNOTSUPP.
+ * EMULATED: the exact reference semantics (Documentation/numerics.rst).
+ */
+enum mxa_pref {
+	MXA_PREF_AUTO = 0,
+	MXA_PREF_NATIVE = 1,
+	MXA_PREF_EMULATED = 2,
+};
+
+/* Operations a device may run. */
+enum mxa_op {
+	MXA_OP_QUANTIZE = 0,
+	MXA_OP_DEQUANTIZE = 1,
+	MXA_OP_GEMM = 2,
+};
+
+/* A named recipe: element type and scale mode, e.g. "mxfp8" = e4m3/floor. */
+struct mxa_recipe {
+	enum mxa_elem elem;
+	enum mxa_scale_mode mode;
+};
+
+/* Opaque objects. */
+struct mxa_device;
+struct mxa_buffer;
+struct mxa_fence;
+
+/* An MX matrix: rows x cols elements (cols = K, a multiple of 32). */
+struct mxa_matrix {
+	struct mxa_buffer *data;
+	size_t data_offset;	/* bytes */
+	size_t data_stride;	/* bytes between rows; 0 = packed */
+	struct mxa_buffer *scale;
+	size_t scale_offset;	/* bytes */
+	size_t scale_stride;	/* bytes between rows (plain); 0 = packed */
+	enum mxa_elem elem;
+	enum mxa_scale_layout scale_layout;
+	uint32_t rows;
+	uint32_t cols;
+};
+
+/* A dense fp32 or bf16 matrix, row-major. */
+struct mxa_dense {
+	struct mxa_buffer *buf;
+	size_t offset;		/* bytes */
+	size_t stride;		/* bytes between rows; 0 = packed */
+	enum mxa_dtype dtype;
+	uint32_t rows;
+	uint32_t cols;
+};
+
+/* mxa_gemm() flags. */
+#define MXA_GEMM_ACCUMULATE (1u << 0)	/* C += A*B^T instead of C = A*B^T */
+
+/* What a plan / capability answer says. */
+enum mxa_support {
+	MXA_SUPPORT_NATIVE = 0,		/* a native kernel runs it */
+	MXA_SUPPORT_EMULATED = 1,	/* only the emulated (exact) kernel */
+	MXA_SUPPORT_NONE = 2,		/* cannot run on this device */
+};
+
+/* Description of an operation, without buffers (for plans and queries). */
+struct mxa_op_desc {
+	enum mxa_op op;
+	enum mxa_elem a_elem;	/* quantize: target; dequantize: source */
+	enum mxa_elem b_elem;	/* gemm only */
+	enum mxa_dtype dtype;	/* gemm: C; quantize: source; dequant: out */
+	enum mxa_scale_mode mode; /* quantize only */
+	uint32_t m, n, k;	/* gemm: shape; (de)quantize: m rows, k cols */
+	uint32_t flags;		/* gemm: MXA_GEMM_* */
+};
+
+#define MXA_NAME_MAX 64
+#define MXA_REASON_MAX 256
+
+/* Which kernel a request resolves to on a device, and why. */
+struct mxa_plan {
+	char device[MXA_NAME_MAX];	/* e.g. "cpu" */
+	char kernel[MXA_NAME_MAX];	/* e.g. "cpu-exact" */
+	enum mxa_support support;	/* NATIVE or EMULATED */
+	enum mxa_pref pref;		/* the preference that was resolved */
+	int exact;			/* 1 if the kernel is bit-exact (§4) */
+	char reason[MXA_REASON_MAX];
+};
+
+/* Answer of mxa_query(). */
+struct mxa_capability {
+	enum mxa_support support;
+	char kernel[MXA_NAME_MAX];	/* the kernel that would run, or "" */
+	char reason[MXA_REASON_MAX];
+};
+
+/* Device description. */
+struct mxa_device_info {
+	char name[MXA_NAME_MAX];	/* "cpu", "accel:0", "cuda:0" */
+	char backend[MXA_NAME_MAX];	/* "cpu", "accel", "cuda" */
+	char description[MXA_REASON_MAX];
+	unsigned int threads;		/* worker threads (cpu), else 0 */
+	int host_visible;		/* buffers can be mapped by the host */
+	int conformance;		/* emulated-only device: never picked by auto */
+};
+
+/* A backend compiled into (or loadable by) the library. */
+struct mxa_backend_info {
+	char name[MXA_NAME_MAX];
+	unsigned int devices;		/* devices found */
+	int available;			/* 0: see reason */
+	char reason[MXA_REASON_MAX];
+};
+
+/* --- errors and names ---------------------------------------------------- */
+
+const char *mxa_strerror(int err);
+const char *mxa_version(void);
+
+/* Parsers return 0 or -EINVAL; printers return NULL for an invalid value. */
+int mxa_elem_parse(const char *name, enum mxa_elem *out);
+const char *mxa_elem_name(enum mxa_elem elem);
+int mxa_scale_mode_parse(const char *name, enum mxa_scale_mode *out);
+const char *mxa_scale_mode_name(enum mxa_scale_mode mode);
+int mxa_layout_parse(const char *name, enum mxa_scale_layout *out);
+const char *mxa_layout_name(enum mxa_scale_layout layout);
+int mxa_dtype_parse(const char *name, enum mxa_dtype *out);
+const char *mxa_dtype_name(enum mxa_dtype dtype);
+int mxa_pref_parse(const char *name, enum mxa_pref *out);
+const char *mxa_pref_name(enum mxa_pref pref);
+const char *mxa_support_name(enum mxa_support support);
+
+/* Recipes: "mxfp8", "mxfp8_rceil", "mxfp8_e5m2", "mxfp6_e2m3", ... */
+int mxa_recipe_parse(const char *name, struct mxa_recipe *out);
+/* Name of a recipe, or NULL when the combination has no name. */
+const char *mxa_recipe_name(const struct mxa_recipe *recipe);
+/* Iterate the named recipes: returns NULL past the end. */
+const char *mxa_recipe_at(unsigned int index);
+
+/* --- sizes of MX storage -------------------------------------------------- */
+
+/* Bytes of one row of element codes (e2m1: cols/2). -EINVAL if cols % 32. */
+int mxa_data_row_bytes(enum mxa_elem elem, uint32_t cols, size_t *out);
+/* Bytes a scale buffer needs for rows x cols/32 scales in a layout. */
+int mxa_scale_bytes(enum mxa_scale_layout layout, uint32_t rows,
+		    uint32_t cols, size_t *out);
+/* Byte index of scale (row, block) in the swizzled layout. */
+size_t mxa_swizzle_index(uint32_t rows, uint32_t blocks, uint32_t row,
+			 uint32_t block);
+
+/* --- devices ------------------------------------------------------------ */
+
+/*
+ * Open a device by name: "cpu", "accel:N", "cuda:N", "auto", or NULL (=
+ * $MXACCEL_DEVICE if set, else "auto").  -ENODEV: no such device (with
+ * MXACCEL_DEBUG=1 the reason is printed); -EINVAL: malformed name.
+ */
+int mxa_device_open(const char *name, struct mxa_device **out);
+void mxa_device_close(struct mxa_device *dev);
+int mxa_device_info(struct mxa_device *dev, struct mxa_device_info *out);
+/* Worker threads of a cpu device (0 = one per online CPU). */
+int mxa_device_set_threads(struct mxa_device *dev, unsigned int threads);
+
+unsigned int mxa_backend_count(void);
+int mxa_backend_info(unsigned int index, struct mxa_backend_info *out);
+
+/* --- buffers -------------------------------------------------------------- */
+
+int mxa_buffer_alloc(struct mxa_device *dev, size_t size,
+		     struct mxa_buffer **out);
+/* Wrap caller memory (host-visible devices only); the caller keeps it alive. */
+int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
+		    struct mxa_buffer **out);
+void mxa_buffer_free(struct mxa_buffer *buf);
+size_t mxa_buffer_size(const struct mxa_buffer *buf);
+/* Host pointer to the contents; -EOPNOTSUPP if not host visible. */
+int mxa_buffer_map(struct mxa_buffer *buf, void **ptr);
+int mxa_buffer_write(struct mxa_buffer *buf, size_t offset, const void *src,
+		     size_t size);
+int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
+		    size_t size);
+
+/* --- operations ------------------------------------------------------------ */
+
+int mxa_quantize(struct mxa_device *dev, const struct mxa_dense *src,
+		 const struct mxa_matrix *dst, enum mxa_scale_mode mode,
+		 enum mxa_pref pref);
+int mxa_dequantize(struct mxa_device *dev, const struct mxa_matrix *src,
+		   const struct mxa_dense *dst, enum mxa_pref pref);
+int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+	     const struct mxa_matrix *b, const struct mxa_dense *c,
+	     uint32_t flags, enum mxa_pref pref);
+/*
+ * Start a GEMM and return at once; *fence signals completion.  Buffers must
+ * stay alive and untouched until the fence has signalled.
+ */
+int mxa_gemm_async(struct mxa_device *dev, const struct mxa_matrix *a,
+		   const struct mxa_matrix *b, const struct mxa_dense *c,
+		   uint32_t flags, enum mxa_pref pref,
+		   struct mxa_fence **fence);
+
+/*
+ * Wait for a fence.  timeout_ns < 0 waits forever; 0 polls.  Returns 0 when
+ * the job completed successfully, -ETIME if the timeout expired first, or the
+ * job's own error.
+ */
+int mxa_fence_wait(struct mxa_fence *fence, int64_t timeout_ns);
+/* Frees the fence, waiting for its job first if it is still running. */
+void mxa_fence_free(struct mxa_fence *fence);
+
+/* --- dispatch introspection ---------------------------------------------- */
+
+/* Which kernel would run desc on dev under pref, and why. */
+int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
+	     enum mxa_pref pref, struct mxa_plan *out);
+/* Can dev run desc under pref?  Returns 0 and fills out in every case
+ * where the question is well formed, including "unsupported". */
+int mxa_query(struct mxa_device *dev, const struct mxa_op_desc *desc,
+	      enum mxa_pref pref, struct mxa_capability *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXACCEL_H */
