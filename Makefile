@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+#
+# mxaccel: one entry point.  `make demo` runs the demonstration, `make check`
+# runs every test (installing missing Debian packages first when run as root)
+# and ends with one line "N passed, N failed, N skipped".
+
+VERSION := 0.1.0
+SOVERSION := 0
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+
+# SANITIZE=1: ASan + UBSan build in its own tree, tests run against it.
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD ?= build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=all
+else
+BUILD ?= build/rel
+SAN_FLAGS :=
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wpointer-arith -Wvla \
+	-Wno-format-truncation
+BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -pthread \
+	       -D_GNU_SOURCE -Ilib/include -Ilib/core -Ilib/src
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DMXA_BUILD
+LDFLAGS_ALL := $(LDFLAGS) $(SAN_FLAGS) -pthread
+
+CORE_SRCS := $(wildcard lib/core/*.c)
+LIB_SRCS := $(CORE_SRCS) $(wildcard lib/src/*.c) $(wildcard lib/cpu/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+
+SONAME := libmxaccel.so.$(SOVERSION)
+SHLIB := $(BUILD)/lib/libmxaccel.so.$(VERSION)
+STLIB := $(BUILD)/lib/libmxaccel.a
+PCFILE := $(BUILD)/lib/libmxaccel.pc
+
+CLI := $(BUILD)/bin/mxaccel
+DEMO := $(BUILD)/bin/mxaccel-demo
+TOOL_LIBS := -L$(BUILD)/lib -lmxaccel -Wl,-rpath,'$$ORIGIN/../lib' -lm
+
+TEST_SRCS := $(wildcard tests/lib/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
+TEST_COMMON := tests/lib/testlib.c
+CLI_TESTS := $(wildcard tests/cli/test_*.sh)
+
+.PHONY: all lib tools tests demo check install uninstall clean deps
+
+all: lib tools
+
+lib: $(SHLIB) $(STLIB) $(PCFILE)
+
+tools: $(CLI) $(DEMO)
+
+tests: $(TEST_BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(SHLIB): $(LIB_OBJS) lib/libmxaccel.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
+		-Wl,--version-script=lib/libmxaccel.map \
+		$(LIB_OBJS) -o $@ $(LDFLAGS_ALL) -ldl -lm
+	ln -sf libmxaccel.so.$(VERSION) $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/lib/libmxaccel.so
+
+$(STLIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+$(PCFILE): lib/libmxaccel.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    $< > $@
+
+$(BUILD)/tools/%.o: tools/%.c lib/include/mxaccel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Itools -MMD -MP -c $< -o $@
+
+CLI_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
+	$(filter-out tools/demo.c,$(wildcard tools/*.c)))
+
+$(CLI): $(CLI_OBJS) $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CLI_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
+
+$(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $< -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
+
+# Library tests link the shared library; the core is also compiled in
+# directly so tests can reach the freestanding reference.
+$(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
+		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+demo: all
+	$(DEMO)
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps all tests
+	@MXACCEL_BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(CLI_TESTS)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 lib/include/mxaccel.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmxaccel.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmxaccel.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/mxaccel.h \
+	      $(DESTDIR)$(LIBDIR)/libmxaccel.so* $(DESTDIR)$(LIBDIR)/libmxaccel.a \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc $(DESTDIR)$(BINDIR)/mxaccel
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BUILD)/tools/demo.d

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPU backend: its device state, thread pool, and the kernels it
+ * registers (exact reference kernels and the native blocked GEMM).
+ */
+#ifndef MXA_CPU_H
+#define MXA_CPU_H
+
+#include "backend.h"
+#include "mxcore.h"
+
+struct cpu_pool;
+
+struct cpu_device {
+	struct cpu_pool *pool;
+	unsigned int threads;
+};
+
+static inline struct cpu_device *cpu_dev(struct mxa_device *dev)
+{
+	return dev->priv;
+}
+
+/*
+ * cpu_pool.c: run fn(arg, task, worker) for task 0..n-1 on the pool's
+ * threads and the caller; worker < cpu_pool_threads() names the thread, so
+ * per-thread scratch can be allocated before the region starts.
+ */
+struct cpu_pool *cpu_pool_create(unsigned int threads);
+void cpu_pool_destroy(struct cpu_pool *pool);
+unsigned int cpu_pool_threads(const struct cpu_pool *pool);
+void cpu_parallel(struct cpu_pool *pool, unsigned int n,
+		  void (*fn)(void *arg, unsigned int task, unsigned int worker),
+		  void *arg);
+unsigned int cpu_online(void);
+
+/* Host addresses of a job's operands. */
+static inline const uint8_t *cpu_data(const struct mxa_matrix *m)
+{
+	return (const uint8_t *)m->data->host + m->data_offset;
+}
+
+static inline const uint8_t *cpu_scales(const struct mxa_matrix *m)
+{
+	return (const uint8_t *)m->scale->host + m->scale_offset;
+}
+
+/* Byte offset of scale (row, block) from the start of m's scales. */
+static inline size_t cpu_scale_index(const struct mxa_matrix *m, uint32_t row,
+				     uint32_t block)
+{
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED)
+		return mxcore_swizzle_index(m->rows, m->cols / MXA_BLOCK_SIZE,
+					    row, block);
+	return (size_t)row * mxa__scale_stride(m) + block;
+}
+
+static inline uint8_t *cpu_dense_row(const struct mxa_dense *d, uint32_t row)
+{
+	return (uint8_t *)d->buf->host + d->offset +
+	       (size_t)row * mxa__dense_stride(d);
+}
+
+/* cpu_exact.c */
+int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job);
+int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job);
+int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);
+
+/* cpu_gemm.c: the native blocked GEMM framework. */
+int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job);
+
+#endif /* MXA_CPU_H */

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU backend: one device, "cpu", with host memory buffers, a worker
+ * pool, and its kernel table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+static unsigned int cpu_probe(char *reason, size_t size)
+{
+	(void)reason;
+	(void)size;
+	return 1;
+}
+
+static int threads_from_env(unsigned int *threads)
+{
+	const char *s = getenv("MXACCEL_THREADS");
+	unsigned long n;
+	char *end;
+
+	*threads = 0;
+	if (!s || !*s)
+		return 0;
+	n = strtoul(s, &end, 10);
+	if (*end || *s == '-' || n > 1024)
+		return mxa__err(-EINVAL,
+				"MXACCEL_THREADS='%s' is not a thread count 0..1024",
+				s);
+	*threads = (unsigned int)n;
+	return 0;
+}
+
+static void describe(struct mxa_device *dev)
+{
+	struct cpu_device *cd = cpu_dev(dev);
+
+	mxa__strlcpy(dev->info.name, "cpu", sizeof(dev->info.name));
+	mxa__strlcpy(dev->info.backend, "cpu", sizeof(dev->info.backend));
+	snprintf(dev->info.description, sizeof(dev->info.description),
+		 "host CPU, %u of %u online CPUs, portable C microkernel",
+		 cd->threads, cpu_online());
+	dev->info.threads = cd->threads;
+	dev->info.host_visible = 1;
+	dev->info.conformance = 0;
+}
+
+static int cpu_set_threads(struct mxa_device *dev, unsigned int threads)
+{
+	struct cpu_device *cd = cpu_dev(dev);
+	struct cpu_pool *pool;
+
+	if (threads > 1024)
+		return mxa__err(-EINVAL, "set_threads: %u is more than 1024",
+				threads);
+	if (!threads)
+		threads = cpu_online();
+	pool = cpu_pool_create(threads);
+	if (!pool)
+		return -ENOMEM;
+	cpu_pool_destroy(cd->pool);
+	cd->pool = pool;
+	cd->threads = cpu_pool_threads(pool);
+	describe(dev);
+	return 0;
+}
+
+static int cpu_open(struct mxa_device *dev)
+{
+	struct cpu_device *cd = calloc(1, sizeof(*cd));
+	unsigned int threads;
+	int ret;
+
+	if (!cd)
+		return -ENOMEM;
+	dev->priv = cd;
+	ret = threads_from_env(&threads);
+	if (!ret)
+		ret = cpu_set_threads(dev, threads);
+	if (ret) {
+		free(cd);
+		dev->priv = NULL;
+	}
+	return ret;
+}
+
+static void cpu_close(struct mxa_device *dev)
+{
+	struct cpu_device *cd = cpu_dev(dev);
+
+	cpu_pool_destroy(cd->pool);
+	free(cd);
+}
+
+static int cpu_buf_alloc(struct mxa_buffer *buf)
+{
+	size_t size = (buf->size + 63) & ~(size_t)63;
+	void *p;
+
+	if (size < buf->size || posix_memalign(&p, 64, size))
+		return -ENOMEM;
+	memset(p, 0, size);
+	buf->host = p;
+	return 0;
+}
+
+static void cpu_buf_free(struct mxa_buffer *buf)
+{
+	free(buf->host);
+}
+
+static int cpu_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
+			size_t size, bool to_device)
+{
+	(void)buf;
+	(void)offset;
+	(void)host;
+	(void)size;
+	(void)to_device;
+	return -EOPNOTSUPP;	/* cpu buffers are always host visible */
+}
+
+static const struct mxa_kernel cpu_kernels[] = {
+	{
+		.name = "cpu-quantize",
+		.summary = "scalar quantization, bit-exact with torchao",
+		.op = MXA_OP_QUANTIZE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+		.run = cpu_quantize,
+	},
+	{
+		.name = "cpu-dequantize",
+		.summary = "scalar dequantization, bit-exact with torchao",
+		.op = MXA_OP_DEQUANTIZE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+		.run = cpu_dequantize,
+	},
+	{
+		.name = "cpu-exact",
+		.summary = "exact integer block dots, 640-bit accumulator, one rounding",
+		.op = MXA_OP_GEMM,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.run = cpu_gemm_exact,
+	},
+	{
+		.name = "cpu-blocked",
+		.summary = "blocked fp32 GEMM, per-block scales, portable microkernel (error <= K*2^-24*sum|a*b|)",
+		.op = MXA_OP_GEMM,
+		.native = true,
+		.exact = false,
+		.rank = 10,
+		.run = cpu_gemm_blocked,
+	},
+};
+
+const struct mxa_backend mxa_cpu_backend = {
+	.name = "cpu",
+	.probe = cpu_probe,
+	.open = cpu_open,
+	.close = cpu_close,
+	.buf_alloc = cpu_buf_alloc,
+	.buf_free = cpu_buf_free,
+	.buf_copy = cpu_buf_copy,
+	.set_threads = cpu_set_threads,
+	.kernels = cpu_kernels,
+	.n_kernels = MXA_ARRAY_SIZE(cpu_kernels),
+};

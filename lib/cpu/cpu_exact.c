@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CPU kernels built directly on the freestanding core: quantize and
+ * dequantize (bit-exact with torchao) and the exact reference GEMM
+ * (Documentation/numerics.rst).  Rows are spread over the thread pool.
+ */
+#include <string.h>
+
+#include "cpu.h"
+
+/* Rows per task: enough work per task, enough tasks per thread. */
+static unsigned int row_tasks(uint32_t rows, uint32_t *chunk)
+{
+	*chunk = rows < 64 ? 1 : rows / 64;
+	return (rows + *chunk - 1) / *chunk;
+}
+
+struct rows_job {
+	const struct mxa_job *job;
+	uint32_t chunk;
+};
+
+static void load_f32(const uint8_t *row, enum mxa_dtype dtype, uint32_t i,
+		     uint32_t *out)
+{
+	if (dtype == MXA_DTYPE_BF16) {
+		uint16_t h;
+
+		memcpy(&h, row + 2 * (size_t)i, 2);
+		*out = (uint32_t)h << 16;
+	} else {
+		memcpy(out, row + 4 * (size_t)i, 4);
+	}
+}
+
+static void store(uint8_t *row, enum mxa_dtype dtype, uint32_t i,
+		  uint32_t bits)
+{
+	if (dtype == MXA_DTYPE_BF16) {
+		uint16_t h = (uint16_t)bits;
+
+		memcpy(row + 2 * (size_t)i, &h, 2);
+	} else {
+		memcpy(row + 4 * (size_t)i, &bits, 4);
+	}
+}
+
+static void quantize_rows(void *arg, unsigned int task,
+			  unsigned int worker)
+{
+	const struct rows_job *rj = arg;
+	const struct mxa_job *job = rj->job;
+	const struct mxa_matrix *m = &job->a;
+	const struct mxa_dense *src = &job->dense;
+	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
+	size_t blk_bytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
+	uint8_t *data = (uint8_t *)cpu_data(m);
+	uint8_t *scales = (uint8_t *)cpu_scales(m);
+	uint32_t r, end = (task + 1) * rj->chunk, b, i;
+	uint32_t x[MXCORE_BLOCK];
+
+	(void)worker;
+	if (end > m->rows)
+		end = m->rows;
+	for (r = task * rj->chunk; r < end; r++) {
+		const uint8_t *in = cpu_dense_row(src, r);
+		uint8_t *out = data + (size_t)r * mxa__data_stride(m);
+
+		for (b = 0; b < m->cols / MXCORE_BLOCK; b++) {
+			for (i = 0; i < MXCORE_BLOCK; i++)
+				load_f32(in, src->dtype, b * MXCORE_BLOCK + i,
+					 &x[i]);
+			scales[cpu_scale_index(m, r, b)] =
+				mxcore_quantize_block(elem,
+						      (enum mxcore_mode)job->mode,
+						      x, out + b * blk_bytes);
+		}
+	}
+}
+
+int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job)
+{
+	struct rows_job rj = { .job = job };
+	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
+
+	/* Padding of the swizzled layout is zero, as torchao's to_blocked. */
+	if (job->a.scale_layout == MXA_LAYOUT_SWIZZLED)
+		memset((uint8_t *)cpu_scales(&job->a), 0,
+		       mxcore_swizzle_bytes(job->a.rows,
+					    job->a.cols / MXCORE_BLOCK));
+	cpu_parallel(cpu_dev(dev)->pool, n, quantize_rows, &rj);
+	return 0;
+}
+
+static void dequantize_rows(void *arg, unsigned int task,
+			  unsigned int worker)
+{
+	const struct rows_job *rj = arg;
+	const struct mxa_matrix *m = &rj->job->a;
+	const struct mxa_dense *dst = &rj->job->dense;
+	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
+	enum mxcore_dtype dt = dst->dtype == MXA_DTYPE_BF16 ? MXCORE_BF16 :
+							      MXCORE_F32;
+	const uint8_t *scales = cpu_scales(m);
+	uint32_t r, end = (task + 1) * rj->chunk, i;
+
+	(void)worker;
+	if (end > m->rows)
+		end = m->rows;
+	for (r = task * rj->chunk; r < end; r++) {
+		const uint8_t *row = cpu_data(m) + (size_t)r *
+				     mxa__data_stride(m);
+		uint8_t *out = cpu_dense_row(dst, r);
+
+		for (i = 0; i < m->cols; i++) {
+			uint8_t s = scales[cpu_scale_index(m, r,
+							   i / MXCORE_BLOCK)];
+
+			store(out, dst->dtype, i,
+			      mxcore_dequantize(elem,
+						mxcore_get_code(elem, row, i),
+						s, dt));
+		}
+	}
+}
+
+int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job)
+{
+	struct rows_job rj = { .job = job };
+	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
+
+	cpu_parallel(cpu_dev(dev)->pool, n, dequantize_rows, &rj);
+	return 0;
+}
+
+static void gemm_rows(void *arg, unsigned int task,
+			  unsigned int worker)
+{
+	const struct rows_job *rj = arg;
+	const struct mxa_job *job = rj->job;
+	const struct mxa_matrix *a = &job->a, *b = &job->b;
+	const struct mxa_dense *c = &job->dense;
+	enum mxcore_elem ea = (enum mxcore_elem)a->elem;
+	enum mxcore_elem eb = (enum mxcore_elem)b->elem;
+	enum mxcore_dtype dt = c->dtype == MXA_DTYPE_BF16 ? MXCORE_BF16 :
+							    MXCORE_F32;
+	size_t abytes = mxcore_row_bytes(ea, MXCORE_BLOCK);
+	size_t bbytes = mxcore_row_bytes(eb, MXCORE_BLOCK);
+	uint32_t blocks = a->cols / MXCORE_BLOCK;
+	uint32_t i, j, k, end = (task + 1) * rj->chunk;
+	struct mxcore_acc acc;
+
+	(void)worker;
+	if (end > a->rows)
+		end = a->rows;
+	for (i = task * rj->chunk; i < end; i++) {
+		const uint8_t *arow = cpu_data(a) + (size_t)i *
+				      mxa__data_stride(a);
+		uint8_t *crow = cpu_dense_row(c, i);
+
+		for (j = 0; j < b->rows; j++) {
+			const uint8_t *brow = cpu_data(b) + (size_t)j *
+					      mxa__data_stride(b);
+			uint32_t cin;
+
+			mxcore_acc_init(&acc);
+			if (job->flags & MXA_GEMM_ACCUMULATE) {
+				load_f32(crow, c->dtype, j, &cin);
+				mxcore_acc_add_float(&acc, cin, MXCORE_F32);
+			}
+			for (k = 0; k < blocks; k++)
+				mxcore_acc_block_dot(&acc,
+					ea, arow + k * abytes,
+					cpu_scales(a)[cpu_scale_index(a, i, k)],
+					eb, brow + k * bbytes,
+					cpu_scales(b)[cpu_scale_index(b, j, k)]);
+			store(crow, c->dtype, j, mxcore_acc_round(&acc, dt));
+		}
+	}
+}
+
+int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job)
+{
+	struct rows_job rj = { .job = job };
+	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
+
+	cpu_parallel(cpu_dev(dev)->pool, n, gemm_rows, &rj);
+	return 0;
+}

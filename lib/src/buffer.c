@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffers: memory that lives on a device.  Host-visible devices map it;
+ * read/write copy for every device.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+MXA_EXPORT int mxa_buffer_alloc(struct mxa_device *dev, size_t size,
+				struct mxa_buffer **out)
+{
+	struct mxa_buffer *buf;
+	int ret;
+
+	if (!dev || !out)
+		return mxa__err(-EINVAL, "buffer_alloc: NULL argument");
+	*out = NULL;
+	if (!size)
+		return mxa__err(-EINVAL, "buffer_alloc: size is 0");
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	buf->dev = dev;
+	buf->size = size;
+	ret = dev->backend->buf_alloc(buf);
+	if (ret) {
+		free(buf);
+		return mxa__err(ret, "buffer_alloc: %zu bytes on %s: %s", size,
+				dev->info.name, mxa_strerror(ret));
+	}
+	*out = buf;
+	return 0;
+}
+
+MXA_EXPORT int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
+			       struct mxa_buffer **out)
+{
+	struct mxa_buffer *buf;
+
+	if (!dev || !ptr || !out)
+		return mxa__err(-EINVAL, "buffer_wrap: NULL argument");
+	*out = NULL;
+	if (!size)
+		return mxa__err(-EINVAL, "buffer_wrap: size is 0");
+	if (!dev->info.host_visible)
+		return mxa__err(-EOPNOTSUPP,
+				"buffer_wrap: %s memory is not host memory",
+				dev->info.name);
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	buf->dev = dev;
+	buf->size = size;
+	buf->host = ptr;
+	buf->wrapped = true;
+	*out = buf;
+	return 0;
+}
+
+MXA_EXPORT void mxa_buffer_free(struct mxa_buffer *buf)
+{
+	if (!buf)
+		return;
+	if (!buf->wrapped)
+		buf->dev->backend->buf_free(buf);
+	free(buf);
+}
+
+MXA_EXPORT size_t mxa_buffer_size(const struct mxa_buffer *buf)
+{
+	return buf ? buf->size : 0;
+}
+
+MXA_EXPORT int mxa_buffer_map(struct mxa_buffer *buf, void **ptr)
+{
+	if (!buf || !ptr)
+		return mxa__err(-EINVAL, "buffer_map: NULL argument");
+	if (!buf->host)
+		return mxa__err(-EOPNOTSUPP,
+				"buffer_map: %s buffers are not host visible",
+				buf->dev->info.name);
+	*ptr = buf->host;
+	return 0;
+}
+
+static int check_range(const char *what, const struct mxa_buffer *buf,
+		       size_t offset, size_t size)
+{
+	size_t end;
+
+	if (__builtin_add_overflow(offset, size, &end) || end > buf->size)
+		return mxa__err(-EOVERFLOW,
+				"%s: offset %zu + size %zu is past the buffer end (%zu)",
+				what, offset, size, buf->size);
+	return 0;
+}
+
+MXA_EXPORT int mxa_buffer_write(struct mxa_buffer *buf, size_t offset,
+				const void *src, size_t size)
+{
+	int ret;
+
+	if (!buf || (!src && size))
+		return mxa__err(-EINVAL, "buffer_write: NULL argument");
+	ret = check_range("buffer_write", buf, offset, size);
+	if (ret || !size)
+		return ret;
+	if (!buf->host)
+		return buf->dev->backend->buf_copy(buf, offset, (void *)src,
+						   size, true);
+	memcpy((char *)buf->host + offset, src, size);
+	return 0;
+}
+
+MXA_EXPORT int mxa_buffer_read(struct mxa_buffer *buf, size_t offset,
+			       void *dst, size_t size)
+{
+	int ret;
+
+	if (!buf || (!dst && size))
+		return mxa__err(-EINVAL, "buffer_read: NULL argument");
+	ret = check_range("buffer_read", buf, offset, size);
+	if (ret || !size)
+		return ret;
+	if (!buf->host)
+		return buf->dev->backend->buf_copy(buf, offset, dst, size,
+						   false);
+	memcpy(dst, (const char *)buf->host + offset, size);
+	return 0;
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Preference-based dispatch: (device, operation, preference) -> kernel, by
+ * a walk over the backend's kernel table, cached per device.  The same walk
+ * answers mxa_plan() and mxa_query(), so what they say is what runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "mxcore.h"
+
+static const char *op_name(enum mxa_op op)
+{
+	switch (op) {
+	case MXA_OP_QUANTIZE:
+		return "quantize";
+	case MXA_OP_DEQUANTIZE:
+		return "dequantize";
+	case MXA_OP_GEMM:
+		return "gemm";
+	}
+	return "?";
+}
+
+/* Describe an op for messages: "e5m2 x e2m1 gemm". */
+static void op_text(const struct mxa_op_desc *d, char *buf, size_t size)
+{
+	if (d->op == MXA_OP_GEMM)
+		snprintf(buf, size, "%s x %s gemm", mxa_elem_name(d->a_elem),
+			 mxa_elem_name(d->b_elem));
+	else
+		snprintf(buf, size, "%s %s", mxa_elem_name(d->a_elem),
+			 op_name(d->op));
+}
+
+static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
+{
+	if (pref != MXA_PREF_AUTO && pref != MXA_PREF_NATIVE &&
+	    pref != MXA_PREF_EMULATED)
+		return mxa__err(-EINVAL, "unknown kernel preference %d",
+				(int)pref);
+	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
+	    d->op != MXA_OP_GEMM)
+		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
+	if (!mxcore_elem_valid(d->a_elem))
+		return mxa__err(-EINVAL, "%s: unknown element type %d",
+				op_name(d->op), (int)d->a_elem);
+	if (d->op == MXA_OP_GEMM && !mxcore_elem_valid(d->b_elem))
+		return mxa__err(-EINVAL, "gemm: unknown element type %d for b",
+				(int)d->b_elem);
+	if (d->dtype != MXA_DTYPE_F32 && d->dtype != MXA_DTYPE_BF16)
+		return mxa__err(-EINVAL, "%s: unknown dtype %d", op_name(d->op),
+				(int)d->dtype);
+	if (d->op == MXA_OP_QUANTIZE && (unsigned int)d->mode > MXCORE_MODE_LAST)
+		return mxa__err(-EINVAL, "quantize: unknown scale mode %d",
+				(int)d->mode);
+	if (d->k % MXA_BLOCK_SIZE)
+		return mxa__err(-EINVAL, "%s: K = %u is not a multiple of 32",
+				op_name(d->op), d->k);
+	if (d->op == MXA_OP_GEMM && (d->flags & ~MXA_GEMM_ACCUMULATE))
+		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
+				d->flags & ~MXA_GEMM_ACCUMULATE);
+	return 0;
+}
+
+static bool pref_allows(enum mxa_pref pref, const struct mxa_kernel *k)
+{
+	switch (pref) {
+	case MXA_PREF_NATIVE:
+		return k->native;
+	case MXA_PREF_EMULATED:
+		return k->exact;
+	case MXA_PREF_AUTO:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * $MXACCEL_KERNEL: a preference name overrides the caller's preference, a
+ * kernel name of this device's backend forces that kernel.  Anything else
+ * is an error, never a silent default.
+ */
+static int env_override(struct mxa_device *dev, enum mxa_pref *pref,
+			const struct mxa_kernel **forced)
+{
+	const char *s = getenv("MXACCEL_KERNEL");
+	const struct mxa_backend *b = dev->backend;
+	unsigned int i;
+
+	*forced = NULL;
+	if (!s || !*s)
+		return 0;
+	if (!strcmp(s, "auto") || !strcmp(s, "native") ||
+	    !strcmp(s, "emulated"))
+		return mxa_pref_parse(s, pref);
+	for (i = 0; i < b->n_kernels; i++) {
+		if (!strcmp(b->kernels[i].name, s)) {
+			*forced = &b->kernels[i];
+			return 0;
+		}
+	}
+	return mxa__err(-EINVAL,
+			"MXACCEL_KERNEL='%s' is neither auto|native|emulated nor a kernel of %s",
+			s, dev->info.name);
+}
+
+static int walk(struct mxa_device *dev, const struct mxa_op_desc *desc,
+		enum mxa_pref pref, const struct mxa_kernel **out,
+		char *reason, size_t size)
+{
+	const struct mxa_backend *b = dev->backend;
+	const struct mxa_kernel *best = NULL;
+	const char *why = NULL;
+	char what[64];
+	unsigned int i;
+
+	for (i = 0; i < b->n_kernels; i++) {
+		const struct mxa_kernel *k = &b->kernels[i];
+		const char *no;
+
+		if (k->op != desc->op || !pref_allows(pref, k))
+			continue;
+		no = k->reject ? k->reject(dev, desc) : NULL;
+		if (no) {
+			why = no;
+			continue;
+		}
+		if (!best || k->rank > best->rank)
+			best = k;
+	}
+	if (best) {
+		*out = best;
+		return 0;
+	}
+	op_text(desc, what, sizeof(what));
+	snprintf(reason, size, "%s has no %s%s kernel%s%s", dev->info.name,
+		 pref == MXA_PREF_NATIVE ? "native " :
+		 pref == MXA_PREF_EMULATED ? "exact " : "", what,
+		 why ? ": " : "", why ? why : "");
+	return -EOPNOTSUPP;
+}
+
+static bool desc_equal(const struct mxa_op_desc *a, const struct mxa_op_desc *b)
+{
+	return a->op == b->op && a->a_elem == b->a_elem &&
+	       a->b_elem == b->b_elem && a->dtype == b->dtype &&
+	       a->mode == b->mode && a->m == b->m && a->n == b->n &&
+	       a->k == b->k && a->flags == b->flags;
+}
+
+int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
+		 enum mxa_pref pref, const struct mxa_kernel **out,
+		 char *reason, size_t size)
+{
+	const struct mxa_kernel *forced;
+	struct mxa_op_desc key = *desc;
+	unsigned int i;
+	int ret;
+
+	*reason = '\0';
+	if (desc->op != MXA_OP_GEMM)
+		key.b_elem = 0;
+	if (desc->op != MXA_OP_QUANTIZE)
+		key.mode = 0;
+	ret = check_desc(&key, pref);
+	if (!ret)
+		ret = env_override(dev, &pref, &forced);
+	if (ret) {
+		snprintf(reason, size, "invalid request (MXACCEL_DEBUG=1 says why)");
+		return ret;
+	}
+	if (forced) {
+		const char *no = forced->op != key.op ?
+				 "it implements another operation" :
+				 forced->reject ? forced->reject(dev, &key) :
+				 NULL;
+
+		if (no) {
+			snprintf(reason, size, "MXACCEL_KERNEL=%s cannot run this: %s",
+				 forced->name, no);
+			return mxa__err(-EOPNOTSUPP, "%s", reason);
+		}
+		*out = forced;
+		snprintf(reason, size, "forced by MXACCEL_KERNEL=%s",
+			 forced->name);
+		return 0;
+	}
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < MXA_PLAN_CACHE; i++) {
+		struct mxa_plan_cache_entry *e = &dev->cache[i];
+
+		if (e->valid && e->pref == pref && desc_equal(&e->key, &key)) {
+			*out = e->kernel;
+			ret = e->err;
+			pthread_mutex_unlock(&dev->lock);
+			if (ret)
+				return walk(dev, &key, pref, out, reason, size);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+
+	ret = walk(dev, &key, pref, out, reason, size);
+	pthread_mutex_lock(&dev->lock);
+	i = dev->cache_next++ % MXA_PLAN_CACHE;
+	dev->cache[i] = (struct mxa_plan_cache_entry){
+		.valid = true, .key = key, .pref = pref,
+		.kernel = ret ? NULL : *out, .err = ret,
+	};
+	pthread_mutex_unlock(&dev->lock);
+	if (ret)
+		return mxa__err(ret, "%s", reason);
+	return 0;
+}
+
+static void describe(struct mxa_device *dev, const struct mxa_kernel *k,
+		     enum mxa_pref pref, const char *why, char *buf,
+		     size_t size)
+{
+	const char *how;
+
+	if (*why)
+		how = why;
+	else if (pref == MXA_PREF_NATIVE)
+		how = "NATIVE: the device's native kernel";
+	else if (pref == MXA_PREF_EMULATED)
+		how = "EMULATED: the exact reference semantics";
+	else if (k->native)
+		how = "AUTO: the fastest kernel for this request";
+	else
+		how = "AUTO: no native kernel for this request, using the exact one";
+	snprintf(buf, size, "%s on %s; %s", how, dev->info.name, k->summary);
+}
+
+MXA_EXPORT int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
+			enum mxa_pref pref, struct mxa_plan *out)
+{
+	const struct mxa_kernel *k;
+	char why[MXA_REASON_MAX];
+	int ret;
+
+	if (!dev || !desc || !out)
+		return mxa__err(-EINVAL, "plan: NULL argument");
+	memset(out, 0, sizeof(*out));
+	ret = mxa__resolve(dev, desc, pref, &k, why, sizeof(why));
+	mxa__strlcpy(out->device, dev->info.name, sizeof(out->device));
+	out->pref = pref;
+	if (ret) {
+		out->support = MXA_SUPPORT_NONE;
+		mxa__strlcpy(out->reason, why, sizeof(out->reason));
+		return ret;
+	}
+	mxa__strlcpy(out->kernel, k->name, sizeof(out->kernel));
+	out->support = k->native ? MXA_SUPPORT_NATIVE : MXA_SUPPORT_EMULATED;
+	out->exact = k->exact;
+	describe(dev, k, pref, why, out->reason, sizeof(out->reason));
+	if (mxa__debug())
+		mxa__dbg("plan: %s -> %s (%s)", dev->info.name, k->name,
+			 out->reason);
+	return 0;
+}
+
+MXA_EXPORT int mxa_query(struct mxa_device *dev,
+			 const struct mxa_op_desc *desc, enum mxa_pref pref,
+			 struct mxa_capability *out)
+{
+	struct mxa_plan plan;
+	int ret;
+
+	if (!dev || !desc || !out)
+		return mxa__err(-EINVAL, "query: NULL argument");
+	memset(out, 0, sizeof(*out));
+	ret = mxa_plan(dev, desc, pref, &plan);
+	if (ret && ret != -EOPNOTSUPP)
+		return ret;
+	out->support = plan.support;
+	mxa__strlcpy(out->kernel, plan.kernel, sizeof(out->kernel));
+	mxa__strlcpy(out->reason, plan.reason, sizeof(out->reason));
+	return 0;
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The public operations: each validates its arguments, resolves a kernel
+ * and runs it (or starts it, for the async variant).
+ */
+#include <string.h>
+
+#include "backend.h"
+
+/* Byte range [lo, hi) a matrix touches in one buffer. */
+struct extent {
+	const struct mxa_buffer *buf;
+	size_t lo, hi;
+};
+
+static struct extent data_extent(const struct mxa_matrix *m)
+{
+	size_t row;
+
+	mxa_data_row_bytes(m->elem, m->cols, &row);
+	return (struct extent){ m->data, m->data_offset, m->data_offset +
+				(m->rows - 1) * mxa__data_stride(m) + row };
+}
+
+static struct extent scale_extent(const struct mxa_matrix *m)
+{
+	size_t n;
+
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		mxa_scale_bytes(m->scale_layout, m->rows, m->cols, &n);
+		return (struct extent){ m->scale, m->scale_offset,
+					m->scale_offset + n };
+	}
+	return (struct extent){ m->scale, m->scale_offset, m->scale_offset +
+				(m->rows - 1) * mxa__scale_stride(m) +
+				m->cols / MXA_BLOCK_SIZE };
+}
+
+static struct extent dense_extent(const struct mxa_dense *d)
+{
+	size_t es = d->dtype == MXA_DTYPE_BF16 ? 2 : 4;
+
+	return (struct extent){ d->buf, d->offset, d->offset +
+				(d->rows - 1) * mxa__dense_stride(d) +
+				d->cols * es };
+}
+
+/* Outputs must not overlap anything else the job touches. */
+static int check_overlap(const char *what, const struct extent *out,
+			 const char *out_name, const struct extent *other,
+			 const char *other_name)
+{
+	if (out->buf == other->buf && out->lo < other->hi &&
+	    other->lo < out->hi)
+		return mxa__err(-EINVAL, "%s: %s [%zu, %zu) overlaps %s [%zu, %zu)",
+				what, out_name, out->lo, out->hi, other_name,
+				other->lo, other->hi);
+	return 0;
+}
+
+static int run(struct mxa_device *dev, const struct mxa_op_desc *desc,
+	       enum mxa_pref pref, const struct mxa_job *job,
+	       struct mxa_fence **fence)
+{
+	const struct mxa_kernel *k;
+	char reason[MXA_REASON_MAX];
+	int ret;
+
+	ret = mxa__resolve(dev, desc, pref, &k, reason, sizeof(reason));
+	if (ret)
+		return ret;
+	mxa__dbg("%s: running %s (%s)", dev->info.name, k->name,
+		 *reason ? reason : mxa_pref_name(pref));
+	if (fence)
+		return mxa__fence_start(dev, k, job, fence);
+	return k->run(dev, job);
+}
+
+MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
+			    const struct mxa_dense *src,
+			    const struct mxa_matrix *dst,
+			    enum mxa_scale_mode mode, enum mxa_pref pref)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct extent ed, es, ein;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "quantize: dev is NULL");
+	ret = mxa__check_dense(dev, "quantize: src", src);
+	if (!ret)
+		ret = mxa__check_matrix(dev, "quantize: dst", dst);
+	if (ret)
+		return ret;
+	if (src->rows != dst->rows || src->cols != dst->cols)
+		return mxa__err(-EINVAL,
+				"quantize: src is %ux%u but dst is %ux%u",
+				src->rows, src->cols, dst->rows, dst->cols);
+	ed = data_extent(dst);
+	es = scale_extent(dst);
+	ein = dense_extent(src);
+	ret = check_overlap("quantize", &ed, "dst data", &ein, "src");
+	if (!ret)
+		ret = check_overlap("quantize", &es, "dst scale", &ein, "src");
+	if (!ret)
+		ret = check_overlap("quantize", &ed, "dst data", &es,
+				    "dst scale");
+	if (ret)
+		return ret;
+
+	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE,
+				     .a_elem = dst->elem, .dtype = src->dtype,
+				     .mode = mode, .m = dst->rows,
+				     .k = dst->cols };
+	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE, .a = *dst,
+				.dense = *src, .mode = mode };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
+MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
+			      const struct mxa_matrix *src,
+			      const struct mxa_dense *dst, enum mxa_pref pref)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct extent eout, ed, es;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "dequantize: dev is NULL");
+	ret = mxa__check_matrix(dev, "dequantize: src", src);
+	if (!ret)
+		ret = mxa__check_dense(dev, "dequantize: dst", dst);
+	if (ret)
+		return ret;
+	if (src->rows != dst->rows || src->cols != dst->cols)
+		return mxa__err(-EINVAL,
+				"dequantize: src is %ux%u but dst is %ux%u",
+				src->rows, src->cols, dst->rows, dst->cols);
+	eout = dense_extent(dst);
+	ed = data_extent(src);
+	es = scale_extent(src);
+	ret = check_overlap("dequantize", &eout, "dst", &ed, "src data");
+	if (!ret)
+		ret = check_overlap("dequantize", &eout, "dst", &es,
+				    "src scale");
+	if (ret)
+		return ret;
+
+	desc = (struct mxa_op_desc){ .op = MXA_OP_DEQUANTIZE,
+				     .a_elem = src->elem, .dtype = dst->dtype,
+				     .m = src->rows, .k = src->cols };
+	job = (struct mxa_job){ .op = MXA_OP_DEQUANTIZE, .a = *src,
+				.dense = *dst };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
+static int gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+		const struct mxa_matrix *b, const struct mxa_dense *c,
+		uint32_t flags, enum mxa_pref pref, struct mxa_fence **fence)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct extent ec, in[4];
+	static const char *const in_names[] = { "a data", "a scale", "b data",
+						"b scale" };
+	unsigned int i;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "gemm: dev is NULL");
+	ret = mxa__check_matrix(dev, "gemm: a", a);
+	if (!ret)
+		ret = mxa__check_matrix(dev, "gemm: b", b);
+	if (!ret)
+		ret = mxa__check_dense(dev, "gemm: c", c);
+	if (ret)
+		return ret;
+	if (flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
+				flags & ~MXA_GEMM_ACCUMULATE);
+	if (a->cols != b->cols)
+		return mxa__err(-EINVAL, "gemm: a has K = %u but b has K = %u",
+				a->cols, b->cols);
+	if (c->rows != a->rows || c->cols != b->rows)
+		return mxa__err(-EINVAL,
+				"gemm: c is %ux%u but a*b^T is %ux%u",
+				c->rows, c->cols, a->rows, b->rows);
+	ec = dense_extent(c);
+	in[0] = data_extent(a);
+	in[1] = scale_extent(a);
+	in[2] = data_extent(b);
+	in[3] = scale_extent(b);
+	for (i = 0; i < 4; i++) {
+		ret = check_overlap("gemm", &ec, "c", &in[i], in_names[i]);
+		if (ret)
+			return ret;
+	}
+
+	desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM, .a_elem = a->elem,
+				     .b_elem = b->elem, .dtype = c->dtype,
+				     .m = a->rows, .n = b->rows, .k = a->cols,
+				     .flags = flags };
+	job = (struct mxa_job){ .op = MXA_OP_GEMM, .a = *a, .b = *b,
+				.dense = *c, .flags = flags };
+	return run(dev, &desc, pref, &job, fence);
+}
+
+MXA_EXPORT int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+			const struct mxa_matrix *b, const struct mxa_dense *c,
+			uint32_t flags, enum mxa_pref pref)
+{
+	return gemm(dev, a, b, c, flags, pref, NULL);
+}
+
+MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
+			      const struct mxa_matrix *a,
+			      const struct mxa_matrix *b,
+			      const struct mxa_dense *c, uint32_t flags,
+			      enum mxa_pref pref, struct mxa_fence **fence)
+{
+	if (!fence)
+		return mxa__err(-EINVAL, "gemm_async: fence is NULL");
+	*fence = NULL;
+	return gemm(dev, a, b, c, flags, pref, fence);
+}
