@@ -50,7 +50,7 @@ TOOL_LIBS := -L$(BUILD)/lib -lmxaccel -Wl,-rpath,'$$ORIGIN/../lib' -lm
 TEST_SRCS := $(wildcard tests/lib/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
 TEST_COMMON := tests/lib/testlib.c
-CLI_TESTS := $(wildcard tests/cli/test_*.sh)
+SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 
 .PHONY: all lib tools tests demo check install uninstall clean deps
 
@@ -114,7 +114,7 @@ deps:
 	@scripts/install-deps.sh
 
 check: deps all tests
-	@MXACCEL_BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(CLI_TESTS)
+	@MXACCEL_BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(SCRIPT_TESTS)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \

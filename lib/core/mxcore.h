@@ -151,6 +151,17 @@ void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
 uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
 			  enum mxcore_dtype dtype);
 
+/* Decode a block of 32 codes; returns the OR of their special flags. */
+unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
+				 int64_t k[MXCORE_BLOCK]);
+
+/*
+ * acc += (sum ka[i] * kb[i]) * 2^exp for two decoded blocks without special
+ * codes; exp = k_exp(a) + k_exp(b) + sa - 127 + sb - 127.
+ */
+void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
+			    const int64_t *kb, int exp);
+
 /*
  * acc += the exact dot product of one 32-element block of a (codes at a,
  * scale sa) with one of b.  Special values set acc->flags.

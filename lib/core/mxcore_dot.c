@@ -151,27 +151,46 @@ static void block_dot_special(struct mxcore_acc *acc,
 	}
 }
 
+unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
+				 int64_t k[MXCORE_BLOCK])
+{
+	unsigned int i, special = 0;
+
+	for (i = 0; i < MXCORE_BLOCK; i++)
+		special |= mxcore_decode(elem, mxcore_get_code(elem, codes, i),
+					 &k[i]);
+	return special;
+}
+
+void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
+			    const int64_t *kb, int exp)
+{
+	__int128 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < MXCORE_BLOCK; i++)
+		sum += (__int128)ka[i] * kb[i];
+	mxcore_acc_add(acc, sum, exp);
+}
+
 void mxcore_acc_block_dot(struct mxcore_acc *acc,
 			  enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
 			  enum mxcore_elem eb, const uint8_t *b, uint8_t sb)
 {
-	__int128 sum = 0;
-	unsigned int i, special = 0;
+	int64_t ka[MXCORE_BLOCK], kb[MXCORE_BLOCK];
+	unsigned int special;
 
 	if (sa == MXCORE_SCALE_NAN || sb == MXCORE_SCALE_NAN) {
 		acc->flags |= MXCORE_NAN;
 		return;
 	}
-	for (i = 0; i < MXCORE_BLOCK; i++) {
-		int64_t ka, kb;
-
-		special |= mxcore_decode(ea, mxcore_get_code(ea, a, i), &ka);
-		special |= mxcore_decode(eb, mxcore_get_code(eb, b, i), &kb);
-		sum += (__int128)ka * kb;
-	}
+	/* Special codes decode as 0, so the finite products still add up. */
+	special = mxcore_decode_block(ea, a, ka);
+	special |= mxcore_decode_block(eb, b, kb);
 	if (special)
 		block_dot_special(acc, ea, a, eb, b);
-	mxcore_acc_add(acc, sum,
-		       mxcore_format(ea)->k_exp + mxcore_format(eb)->k_exp +
-		       (int)sa - 127 + (int)sb - 127);
+	mxcore_acc_dot_decoded(acc, ka, kb,
+			       mxcore_format(ea)->k_exp +
+			       mxcore_format(eb)->k_exp +
+			       (int)sa - 127 + (int)sb - 127);
 }
