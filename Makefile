@@ -26,6 +26,15 @@ BUILD ?= build/rel
 SAN_FLAGS :=
 endif
 
+# V=1 shows full commands.
+ifeq ($(V),1)
+Q :=
+quiet = @:
+else
+Q := @
+quiet = @printf '  %-7s %s\n'
+endif
+
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wpointer-arith -Wvla \
 	-Wno-format-truncation
@@ -64,47 +73,55 @@ tests: $(TEST_BINS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+	$(quiet) CC $<
+	$(Q)$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
 $(SHLIB): $(LIB_OBJS) lib/libmxaccel.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
+	$(quiet) LD $@
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
 		-Wl,--version-script=lib/libmxaccel.map \
 		$(LIB_OBJS) -o $@ $(LDFLAGS_ALL) -ldl -lm
-	ln -sf libmxaccel.so.$(VERSION) $(BUILD)/lib/$(SONAME)
-	ln -sf $(SONAME) $(BUILD)/lib/libmxaccel.so
+	$(Q)ln -sf libmxaccel.so.$(VERSION) $(BUILD)/lib/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(BUILD)/lib/libmxaccel.so
 
 $(STLIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $(LIB_OBJS)
+	$(quiet) AR $@
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $(LIB_OBJS)
 
 $(PCFILE): lib/libmxaccel.pc.in Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	$(quiet) GEN $@
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    $< > $@
 
 $(BUILD)/tools/%.o: tools/%.c lib/include/mxaccel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Itools -MMD -MP -c $< -o $@
+	$(quiet) CC $<
+	$(Q)$(CC) $(BASE_CFLAGS) -Itools -MMD -MP -c $< -o $@
 
 CLI_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
 	$(filter-out tools/demo.c,$(wildcard tools/*.c)))
 
 $(CLI): $(CLI_OBJS) $(SHLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CLI_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CLI_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
 
 $(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $< -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $< -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
 
 # Library tests link the shared library; the core is also compiled in
 # directly so tests can reach the freestanding reference.
 $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
+	$(quiet) CC $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
 
 demo: all

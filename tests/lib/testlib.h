@@ -8,8 +8,12 @@
 #ifndef MXA_TESTLIB_H
 #define MXA_TESTLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "mxaccel.h"
 
 #define TEST_SKIP 77
 
@@ -56,5 +60,141 @@ void *test_read_file(const char *path, size_t *size);
  * of directories written to dirs (at most 2).
  */
 int test_golden_dirs(const char *dirs[2]);
+
+/* --- fp32 / bf16 bit patterns ------------------------------------------- */
+
+static inline uint32_t test_f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static inline float test_f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* A bf16 pattern (low 16 bits) widened exactly to fp32 bits. */
+static inline uint32_t test_bf16_to_f32(uint32_t h)
+{
+	return (h & 0xffff) << 16;
+}
+
+/* NaN test on fp32 bits (mbits 23) or bf16 bits (mbits 7). */
+static inline bool test_isnan_bits(uint32_t x, unsigned int mbits)
+{
+	uint32_t mask = (1u << (8 + mbits)) - 1;
+
+	return (x & mask) > (0xffu << mbits);
+}
+
+/*
+ * Round a double to fp32 (mbits 23) or bf16 (mbits 7) bits: to nearest,
+ * ties to even, gradual underflow, overflow to Inf.  Only meaningful when v
+ * is the exact value (a double holding a short dyadic rational), so that
+ * this is a single rounding.  NaN gives the default quiet NaN.
+ */
+uint32_t test_round_float(double v, unsigned int mbits);
+
+/* The value of fp32 (mbits 23) or bf16 (mbits 7) bits as a double. */
+double test_float_value(uint32_t bits, unsigned int mbits);
+
+/* --- MX element codes, decoded from the OCP MX v1.0 tables -------------- */
+
+/*
+ * Written from the specification, independently of lib/core, so that tests
+ * check the library against a second implementation.
+ */
+enum test_class {
+	TEST_FINITE = 0,
+	TEST_NAN,
+	TEST_PINF,
+	TEST_NINF,
+};
+
+struct test_elem_info {
+	const char *name;
+	unsigned int ebits, mbits, bias;
+	unsigned int code_bits;	/* 8, 6 or 4 */
+	double max;		/* largest finite value */
+	bool has_inf;		/* e5m2 */
+	bool has_nan;		/* e4m3 (S.1111.111), e5m2 */
+};
+
+extern const enum mxa_elem test_elems[5];
+extern const enum mxa_scale_mode test_modes[4];
+extern const char *const test_mode_names[4];
+
+const struct test_elem_info *test_elem(enum mxa_elem elem);
+/* Number of codes: 256, 64 or 16. */
+unsigned int test_elem_ncodes(enum mxa_elem elem);
+/* The code's sign bit. */
+uint8_t test_elem_sign(enum mxa_elem elem);
+/* Largest finite positive code. */
+uint8_t test_elem_max_code(enum mxa_elem elem);
+/*
+ * Decode: returns the class; for finite codes value = k * 2^e exactly (k
+ * signed, |k| < 16; a zero code gives k = 0 and *neg_zero for -0).
+ */
+enum test_class test_elem_decode(enum mxa_elem elem, uint8_t code,
+				 int64_t *k, int *e, bool *neg_zero);
+/* The exact value as a double (NaN and +-Inf for special codes). */
+double test_elem_value(enum mxa_elem elem, uint8_t code);
+/* A random code; specials (NaN, Inf) only when allow_special. */
+uint8_t test_rand_code(enum mxa_elem elem, bool allow_special);
+/* 2^(s - 127) for an E8M0 scale, NaN for 0xff. */
+double test_scale_value(uint8_t s);
+
+/* --- matrices on a device ------------------------------------------------ */
+
+/* Host copy of an MX matrix: one code per byte (unpacked), row-major. */
+struct test_mx {
+	enum mxa_elem elem;
+	uint32_t rows, cols;
+	uint8_t *code;		/* rows x cols */
+	uint8_t *scale;		/* rows x cols / 32 */
+};
+
+/* How a test_mx is placed in device buffers. */
+struct test_mx_place {
+	enum mxa_scale_layout layout;
+	size_t data_offset, data_pad;	/* pad: extra bytes per row */
+	size_t scale_offset, scale_pad;	/* scale_pad: plain layout only */
+};
+
+void test_mx_alloc(struct test_mx *m, enum mxa_elem elem, uint32_t rows,
+		   uint32_t cols);
+void test_mx_free(struct test_mx *m);
+/*
+ * Allocate buffers on dev, store m there as place says (NULL: plain,
+ * packed) and describe it in *out.  Padding bytes hold 0xa5.  Returns 0 or
+ * the library's error.
+ */
+int test_mx_upload(struct mxa_device *dev, const struct test_mx *m,
+		   const struct test_mx_place *place, struct mxa_matrix *out);
+/* Free the buffers of a matrix made by test_mx_upload(). */
+void test_mx_release(struct mxa_matrix *m);
+
+/*
+ * A dense matrix on dev: values are fp32 bits, or bf16 bits in the low 16
+ * (NULL: zeros).  pad is extra bytes per row (a multiple of the element
+ * size); padding bytes hold 0xa5.
+ */
+int test_dense_upload(struct mxa_device *dev, enum mxa_dtype dtype,
+		      uint32_t rows, uint32_t cols, const uint32_t *bits,
+		      size_t offset, size_t pad, struct mxa_dense *out);
+/* Read the values back (rows x cols, bf16 in the low 16 bits). */
+int test_dense_download(const struct mxa_dense *d, uint32_t *bits);
+/* True when every padding byte of d (between rows and around) is 0xa5. */
+bool test_dense_pad_intact(const struct mxa_dense *d);
+void test_dense_release(struct mxa_dense *d);
+
+/* Open the cpu device or exit with a failure. */
+struct mxa_device *test_open_cpu(void);
 
 #endif /* MXA_TESTLIB_H */
