@@ -20,7 +20,7 @@ void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp)
 {
 	unsigned int off = (unsigned int)(exp + MXCORE_ACC_LSB);
 	unsigned int li = off / 64, sh = off % 64, i;
-	uint64_t lo = (uint64_t)v, hi = (uint64_t)((unsigned __int128)v >> 64);
+	uint64_t lo = (uint64_t)v, hi = (uint64_t)(v >> 64);
 	uint64_t ext = v < 0 ? ~0ull : 0;
 	uint64_t w[3], carry = 0;
 

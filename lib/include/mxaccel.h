@@ -242,6 +242,21 @@ int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
 
 /* --- operations ------------------------------------------------------------ */
 
+/*
+ * Errors of the operations, checked before anything runs (nothing is
+ * written on failure):
+ *   -EINVAL     NULL argument, unknown enum or flag, zero rows/cols, cols
+ *               (K) not a multiple of 32, stride below one row, shapes
+ *               that do not match, an output overlapping another operand
+ *               in the same buffer, an invalid $MXACCEL_KERNEL
+ *   -EOVERFLOW  an extent past the end of its buffer, or size overflow
+ *   -EXDEV      a buffer that belongs to another device
+ *   -EOPNOTSUPP NATIVE requested and the device has no native kernel
+ *   -ENOMEM     scratch memory could not be allocated
+ * quantize writes every scale of dst; in the swizzled layout the padding
+ * entries are written as 0, like torchao's to_blocked().
+ */
+
 int mxa_quantize(struct mxa_device *dev, const struct mxa_dense *src,
 		 const struct mxa_matrix *dst, enum mxa_scale_mode mode,
 		 enum mxa_pref pref);
@@ -270,11 +285,19 @@ void mxa_fence_free(struct mxa_fence *fence);
 
 /* --- dispatch introspection ---------------------------------------------- */
 
-/* Which kernel would run desc on dev under pref, and why. */
+/*
+ * Which kernel would run desc on dev under pref, and why.  -EOPNOTSUPP (with
+ * out->support = MXA_SUPPORT_NONE and out->reason) when nothing can;
+ * -EINVAL for a malformed desc or an invalid $MXACCEL_KERNEL.
+ */
 int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	     enum mxa_pref pref, struct mxa_plan *out);
-/* Can dev run desc under pref?  Returns 0 and fills out in every case
- * where the question is well formed, including "unsupported". */
+/*
+ * Can dev run desc under pref?  Returns 0 and fills out in every case where
+ * the question is well formed, including "unsupported" (MXA_SUPPORT_NONE
+ * with the reason); -EINVAL for a malformed desc.  m, n, k may be 0 to ask
+ * about any shape.
+ */
 int mxa_query(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	      enum mxa_pref pref, struct mxa_capability *out);
 

@@ -86,28 +86,93 @@ static const char *rlookup(const struct name_entry *t, size_t n, int value)
 	return NULL;
 }
 
-/* One parse/print pair per enum, all thin wrappers over the tables. */
-#define NAME_FUNCS(type, table, parse, print)                            \
-	MXA_EXPORT int parse(const char *name, enum type *out)           \
-	{                                                                \
-		int v, ret = lookup(table, MXA_ARRAY_SIZE(table), name, &v); \
-		if (ret)                                                 \
-			return mxa__err(ret, "unknown %s name '%s'",     \
-					#type + 4, name ? name : "(null)"); \
-		*out = (enum type)v;                                     \
-		return 0;                                                \
-	}                                                                \
-	MXA_EXPORT const char *print(enum type value)                    \
-	{                                                                \
-		return rlookup(table, MXA_ARRAY_SIZE(table), (int)value); \
-	}
+static int parse(const struct name_entry *t, size_t n, const char *what,
+		 const char *name, int *out)
+{
+	int ret = lookup(t, n, name, out);
 
-NAME_FUNCS(mxa_elem, elem_names, mxa_elem_parse, mxa_elem_name)
-NAME_FUNCS(mxa_scale_mode, mode_names, mxa_scale_mode_parse,
-	   mxa_scale_mode_name)
-NAME_FUNCS(mxa_scale_layout, layout_names, mxa_layout_parse, mxa_layout_name)
-NAME_FUNCS(mxa_dtype, dtype_names, mxa_dtype_parse, mxa_dtype_name)
-NAME_FUNCS(mxa_pref, pref_names, mxa_pref_parse, mxa_pref_name)
+	if (ret)
+		return mxa__err(ret, "unknown %s name '%s'", what,
+				name ? name : "(null)");
+	return 0;
+}
+
+MXA_EXPORT int mxa_elem_parse(const char *name, enum mxa_elem *out)
+{
+	int v, ret = parse(elem_names, MXA_ARRAY_SIZE(elem_names),
+			   "element type", name, &v);
+
+	if (!ret)
+		*out = (enum mxa_elem)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_elem_name(enum mxa_elem elem)
+{
+	return rlookup(elem_names, MXA_ARRAY_SIZE(elem_names), (int)elem);
+}
+
+MXA_EXPORT int mxa_scale_mode_parse(const char *name,
+				    enum mxa_scale_mode *out)
+{
+	int v, ret = parse(mode_names, MXA_ARRAY_SIZE(mode_names),
+			   "scale mode", name, &v);
+
+	if (!ret)
+		*out = (enum mxa_scale_mode)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_scale_mode_name(enum mxa_scale_mode mode)
+{
+	return rlookup(mode_names, MXA_ARRAY_SIZE(mode_names), (int)mode);
+}
+
+MXA_EXPORT int mxa_layout_parse(const char *name, enum mxa_scale_layout *out)
+{
+	int v, ret = parse(layout_names, MXA_ARRAY_SIZE(layout_names),
+			   "scale layout", name, &v);
+
+	if (!ret)
+		*out = (enum mxa_scale_layout)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_layout_name(enum mxa_scale_layout layout)
+{
+	return rlookup(layout_names, MXA_ARRAY_SIZE(layout_names),
+		       (int)layout);
+}
+
+MXA_EXPORT int mxa_dtype_parse(const char *name, enum mxa_dtype *out)
+{
+	int v, ret = parse(dtype_names, MXA_ARRAY_SIZE(dtype_names), "dtype",
+			   name, &v);
+
+	if (!ret)
+		*out = (enum mxa_dtype)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_dtype_name(enum mxa_dtype dtype)
+{
+	return rlookup(dtype_names, MXA_ARRAY_SIZE(dtype_names), (int)dtype);
+}
+
+MXA_EXPORT int mxa_pref_parse(const char *name, enum mxa_pref *out)
+{
+	int v, ret = parse(pref_names, MXA_ARRAY_SIZE(pref_names),
+			   "kernel preference", name, &v);
+
+	if (!ret)
+		*out = (enum mxa_pref)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_pref_name(enum mxa_pref pref)
+{
+	return rlookup(pref_names, MXA_ARRAY_SIZE(pref_names), (int)pref);
+}
 
 MXA_EXPORT const char *mxa_support_name(enum mxa_support support)
 {

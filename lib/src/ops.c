@@ -156,7 +156,7 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 	return run(dev, &desc, pref, &job, NULL);
 }
 
-static int gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+static int submit_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		const struct mxa_matrix *b, const struct mxa_dense *c,
 		uint32_t flags, enum mxa_pref pref, struct mxa_fence **fence)
 {
@@ -211,7 +211,7 @@ MXA_EXPORT int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 			const struct mxa_matrix *b, const struct mxa_dense *c,
 			uint32_t flags, enum mxa_pref pref)
 {
-	return gemm(dev, a, b, c, flags, pref, NULL);
+	return submit_gemm(dev, a, b, c, flags, pref, NULL);
 }
 
 MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
@@ -223,5 +223,5 @@ MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
 	if (!fence)
 		return mxa__err(-EINVAL, "gemm_async: fence is NULL");
 	*fence = NULL;
-	return gemm(dev, a, b, c, flags, pref, fence);
+	return submit_gemm(dev, a, b, c, flags, pref, fence);
 }

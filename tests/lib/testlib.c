@@ -71,8 +71,10 @@ void *test_read_file(const char *path, size_t *size)
 	*size = 0;
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
+	if (fseek(f, 0, SEEK_END))
+		goto out;
+	n = ftell(f);
+	if (n < 0 || fseek(f, 0, SEEK_SET))
 		goto out;
 	buf = malloc(n ? (size_t)n : 1);
 	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
