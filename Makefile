@@ -124,7 +124,7 @@ $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
 
-demo: all
+demo: deps all
 	$(DEMO)
 
 deps:
@@ -141,7 +141,9 @@ install: all
 	ln -sf libmxaccel.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libmxaccel.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/libmxaccel.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 
 uninstall:

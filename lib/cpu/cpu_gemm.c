@@ -20,9 +20,9 @@
 struct task_mem {
 	float acc[CPU_MC][CPU_NC];
 	float a[CPU_MC / CPU_MR][CPU_KB * 32 * CPU_MR];
-	float sa[CPU_MC / CPU_MR][CPU_KB * CPU_MR];
+	int16_t sa[CPU_MC / CPU_MR][CPU_KB * CPU_MR];
 	float b[CPU_KB * 32 * CPU_NR];
-	float sb[CPU_KB * CPU_NR];
+	int16_t sb[CPU_KB * CPU_NR];
 	float tile[CPU_MR][CPU_NR];
 };
 

@@ -7,8 +7,8 @@
 
 #include "cpu_ukernel.h"
 
-static void ukernel_ref(unsigned int kblocks, const float *a, const float *sa,
-			const float *b, const float *sb,
+static void ukernel_ref(unsigned int kblocks, const float *a,
+			const int16_t *sa, const float *b, const int16_t *sb,
 			float acc[CPU_MR][CPU_NR])
 {
 	unsigned int kb, k, i, j;
@@ -24,11 +24,15 @@ static void ukernel_ref(unsigned int kblocks, const float *a, const float *sa,
 				for (j = 0; j < CPU_NR; j++)
 					t[i][j] += ak[i] * bk[j];
 		}
-		for (i = 0; i < CPU_MR; i++)
-			for (j = 0; j < CPU_NR; j++)
-				acc[i][j] += t[i][j] *
-					     (sa[kb * CPU_MR + i] *
-					      sb[kb * CPU_NR + j]);
+		for (i = 0; i < CPU_MR; i++) {
+			for (j = 0; j < CPU_NR; j++) {
+				int e = sa[kb * CPU_MR + i] +
+					sb[kb * CPU_NR + j] + 254;
+
+				acc[i][j] += t[i][j] * cpu_pow2_lo[e] *
+					     cpu_pow2_hi[e];
+			}
+		}
 	}
 }
 

@@ -216,6 +216,7 @@ size_t mxa_swizzle_index(uint32_t rows, uint32_t blocks, uint32_t row,
  * MXACCEL_DEBUG=1 the reason is printed); -EINVAL: malformed name.
  */
 int mxa_device_open(const char *name, struct mxa_device **out);
+/* Closing (or freeing, below) NULL does nothing. */
 void mxa_device_close(struct mxa_device *dev);
 int mxa_device_info(struct mxa_device *dev, struct mxa_device_info *out);
 /* Worker threads of a cpu device (0 = one per online CPU). */
@@ -251,8 +252,12 @@ int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
  *               in the same buffer, an invalid $MXACCEL_KERNEL
  *   -EOVERFLOW  an extent past the end of its buffer, or size overflow
  *   -EXDEV      a buffer that belongs to another device
- *   -EOPNOTSUPP NATIVE requested and the device has no native kernel
- *   -ENOMEM     scratch memory could not be allocated
+ *   -EOPNOTSUPP NATIVE requested and the device has no native kernel, or
+ *               the kernel $MXACCEL_KERNEL forces cannot run the request
+ *   -ENOMEM     scratch memory or a job thread could not be allocated
+ * $MXACCEL_KERNEL, when set, overrides the pref argument: a preference name
+ * (auto, native, emulated) replaces it, a kernel name forces that kernel
+ * for the operation it implements.
  * quantize writes every scale of dst; in the swizzled layout the padding
  * entries are written as 0, like torchao's to_blocked().
  */
@@ -295,8 +300,8 @@ int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
 /*
  * Can dev run desc under pref?  Returns 0 and fills out in every case where
  * the question is well formed, including "unsupported" (MXA_SUPPORT_NONE
- * with the reason); -EINVAL for a malformed desc.  m, n, k may be 0 to ask
- * about any shape.
+ * with the reason); -EINVAL for a malformed desc.  The answer may depend on
+ * the shape and output type; m, n, k may be 0 to ask about any shape.
  */
 int mxa_query(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	      enum mxa_pref pref, struct mxa_capability *out);

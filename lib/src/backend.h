@@ -86,9 +86,12 @@ struct mxa_buffer {
 /* The backends this library knows, in `auto` preference order. */
 extern const struct mxa_backend mxa_cpu_backend;
 
-/* dispatch.c: resolve desc on dev under pref (cached). */
+/*
+ * dispatch.c: resolve desc on dev under *pref (cached); *pref becomes the
+ * preference actually applied ($MXACCEL_KERNEL may override it).
+ */
 int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
-		 enum mxa_pref pref, const struct mxa_kernel **out,
+		 enum mxa_pref *pref, const struct mxa_kernel **out,
 		 char *reason, size_t size);
 
 /* validate.c */

@@ -133,10 +133,13 @@ MXA_EXPORT int mxa_device_open(const char *name, struct mxa_device **out)
 		 * The first backend with a device, in speed order.  Only the
 		 * cpu backend exists so far, and it always has one.
 		 */
-		for (i = 0; i < MXA_ARRAY_SIZE(backends); i++)
-			if (!open_on(backends[i], 0, out))
+		ret = -ENODEV;
+		for (i = 0; i < MXA_ARRAY_SIZE(backends); i++) {
+			ret = open_on(backends[i], 0, out);
+			if (!ret)
 				return 0;
-		return mxa__err(-ENODEV, "auto: no device available");
+		}
+		return mxa__err(ret, "auto: no device could be opened");
 	}
 	ret = parse_name(name, &b, &index);
 	if (ret)

@@ -80,11 +80,12 @@ static bool pref_allows(enum mxa_pref pref, const struct mxa_kernel *k)
 
 /*
  * $MXACCEL_KERNEL: a preference name overrides the caller's preference, a
- * kernel name of this device's backend forces that kernel.  Anything else
- * is an error, never a silent default.
+ * kernel name of this device's backend forces that kernel for the
+ * operation it implements (other operations resolve as usual).  Anything
+ * else is an error, never a silent default.
  */
-static int env_override(struct mxa_device *dev, enum mxa_pref *pref,
-			const struct mxa_kernel **forced)
+static int env_override(struct mxa_device *dev, enum mxa_op op,
+			enum mxa_pref *pref, const struct mxa_kernel **forced)
 {
 	const char *s = getenv("MXACCEL_KERNEL");
 	const struct mxa_backend *b = dev->backend;
@@ -98,7 +99,8 @@ static int env_override(struct mxa_device *dev, enum mxa_pref *pref,
 		return mxa_pref_parse(s, pref);
 	for (i = 0; i < b->n_kernels; i++) {
 		if (!strcmp(b->kernels[i].name, s)) {
-			*forced = &b->kernels[i];
+			if (b->kernels[i].op == op)
+				*forced = &b->kernels[i];
 			return 0;
 		}
 	}
@@ -152,9 +154,10 @@ static bool desc_equal(const struct mxa_op_desc *a, const struct mxa_op_desc *b)
 }
 
 int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
-		 enum mxa_pref pref, const struct mxa_kernel **out,
+		 enum mxa_pref *pref_io, const struct mxa_kernel **out,
 		 char *reason, size_t size)
 {
+	enum mxa_pref pref = *pref_io;
 	const struct mxa_kernel *forced;
 	struct mxa_op_desc key = *desc;
 	unsigned int i;
@@ -167,15 +170,14 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 		key.mode = 0;
 	ret = check_desc(&key, pref);
 	if (!ret)
-		ret = env_override(dev, &pref, &forced);
+		ret = env_override(dev, key.op, &pref, &forced);
+	*pref_io = pref;
 	if (ret) {
 		snprintf(reason, size, "invalid request (MXACCEL_DEBUG=1 says why)");
 		return ret;
 	}
 	if (forced) {
-		const char *no = forced->op != key.op ?
-				 "it implements another operation" :
-				 forced->reject ? forced->reject(dev, &key) :
+		const char *no = forced->reject ? forced->reject(dev, &key) :
 				 NULL;
 
 		if (no) {
@@ -246,7 +248,7 @@ MXA_EXPORT int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	if (!dev || !desc || !out)
 		return mxa__err(-EINVAL, "plan: NULL argument");
 	memset(out, 0, sizeof(*out));
-	ret = mxa__resolve(dev, desc, pref, &k, why, sizeof(why));
+	ret = mxa__resolve(dev, desc, &pref, &k, why, sizeof(why));
 	mxa__strlcpy(out->device, dev->info.name, sizeof(out->device));
 	out->pref = pref;
 	if (ret) {

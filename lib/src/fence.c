@@ -5,6 +5,7 @@
  * from their completion path instead.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "backend.h"
@@ -55,7 +56,8 @@ int mxa__fence_start(struct mxa_device *dev, const struct mxa_kernel *k,
 		pthread_cond_destroy(&f->cond);
 		pthread_mutex_destroy(&f->lock);
 		free(f);
-		return mxa__err(-ret, "gemm_async: cannot start a job thread");
+		return mxa__err(-ENOMEM, "gemm_async: cannot start a job thread: %s",
+				strerror(ret));
 	}
 	*out = f;
 	return 0;

@@ -46,7 +46,7 @@ struct recipe_entry {
 	struct mxa_recipe recipe;
 };
 
-/* Device-agnostic recipe names; the first name of a pair is canonical. */
+/* Device-agnostic recipe names: element type and scale mode, no vendor. */
 static const struct recipe_entry recipes[] = {
 	{ "mxfp8", { MXA_ELEM_E4M3, MXA_SCALE_FLOOR } },
 	{ "mxfp8_rceil", { MXA_ELEM_E4M3, MXA_SCALE_RCEIL } },
@@ -87,10 +87,13 @@ static const char *rlookup(const struct name_entry *t, size_t n, int value)
 }
 
 static int parse(const struct name_entry *t, size_t n, const char *what,
-		 const char *name, int *out)
+		 const char *name, const void *dst, int *out)
 {
-	int ret = lookup(t, n, name, out);
+	int ret;
 
+	if (!dst)
+		return mxa__err(-EINVAL, "%s parse: out is NULL", what);
+	ret = lookup(t, n, name, out);
 	if (ret)
 		return mxa__err(ret, "unknown %s name '%s'", what,
 				name ? name : "(null)");
@@ -100,7 +103,7 @@ static int parse(const struct name_entry *t, size_t n, const char *what,
 MXA_EXPORT int mxa_elem_parse(const char *name, enum mxa_elem *out)
 {
 	int v, ret = parse(elem_names, MXA_ARRAY_SIZE(elem_names),
-			   "element type", name, &v);
+			   "element type", name, out, &v);
 
 	if (!ret)
 		*out = (enum mxa_elem)v;
@@ -116,7 +119,7 @@ MXA_EXPORT int mxa_scale_mode_parse(const char *name,
 				    enum mxa_scale_mode *out)
 {
 	int v, ret = parse(mode_names, MXA_ARRAY_SIZE(mode_names),
-			   "scale mode", name, &v);
+			   "scale mode", name, out, &v);
 
 	if (!ret)
 		*out = (enum mxa_scale_mode)v;
@@ -131,7 +134,7 @@ MXA_EXPORT const char *mxa_scale_mode_name(enum mxa_scale_mode mode)
 MXA_EXPORT int mxa_layout_parse(const char *name, enum mxa_scale_layout *out)
 {
 	int v, ret = parse(layout_names, MXA_ARRAY_SIZE(layout_names),
-			   "scale layout", name, &v);
+			   "scale layout", name, out, &v);
 
 	if (!ret)
 		*out = (enum mxa_scale_layout)v;
@@ -147,7 +150,7 @@ MXA_EXPORT const char *mxa_layout_name(enum mxa_scale_layout layout)
 MXA_EXPORT int mxa_dtype_parse(const char *name, enum mxa_dtype *out)
 {
 	int v, ret = parse(dtype_names, MXA_ARRAY_SIZE(dtype_names), "dtype",
-			   name, &v);
+			   name, out, &v);
 
 	if (!ret)
 		*out = (enum mxa_dtype)v;
@@ -162,7 +165,7 @@ MXA_EXPORT const char *mxa_dtype_name(enum mxa_dtype dtype)
 MXA_EXPORT int mxa_pref_parse(const char *name, enum mxa_pref *out)
 {
 	int v, ret = parse(pref_names, MXA_ARRAY_SIZE(pref_names),
-			   "kernel preference", name, &v);
+			   "kernel preference", name, out, &v);
 
 	if (!ret)
 		*out = (enum mxa_pref)v;

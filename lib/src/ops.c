@@ -66,7 +66,7 @@ static int run(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	char reason[MXA_REASON_MAX];
 	int ret;
 
-	ret = mxa__resolve(dev, desc, pref, &k, reason, sizeof(reason));
+	ret = mxa__resolve(dev, desc, &pref, &k, reason, sizeof(reason));
 	if (ret)
 		return ret;
 	mxa__dbg("%s: running %s (%s)", dev->info.name, k->name,

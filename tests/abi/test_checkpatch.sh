@@ -7,7 +7,10 @@
 # from preferring kernel-only macros (__printf and friends do not exist
 # outside the kernel).
 set -eu
-tools=$(scripts/kernel-tools.sh)
+if ! tools=$(scripts/kernel-tools.sh); then
+	echo "cannot fetch checkpatch.pl from Debian's linux-source package"
+	exit 77
+fi
 cp="perl $tools/scripts/checkpatch.pl --no-tree --terse --file --show-types --max-line-length=100"
 status=0
 check() {
