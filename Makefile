@@ -116,8 +116,8 @@ $(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
 	$(quiet) LD $@
 	$(Q)$(CC) $< -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
 
-# Library tests link the shared library; the core is also compiled in
-# directly so tests can reach the freestanding reference.
+# Library tests link only the shared library (whose core symbols are
+# hidden), so their references stay independent of lib/core.
 $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@

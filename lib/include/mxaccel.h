@@ -32,8 +32,8 @@ extern "C" {
 enum mxa_elem {
 	MXA_ELEM_E4M3 = 1,	/* MXFP8, max 448, no Inf, NaN = S.1111.111 */
 	MXA_ELEM_E5M2 = 2,	/* MXFP8, max 57344, Inf and NaN */
-	MXA_ELEM_E2M3 = 3,	/* MXFP6, max 7.5, one code per byte (low 6 bits) */
-	MXA_ELEM_E3M2 = 4,	/* MXFP6, max 28, one code per byte (low 6 bits) */
+	MXA_ELEM_E2M3 = 3,	/* MXFP6, max 7.5, one per byte, bits 6-7 ignored */
+	MXA_ELEM_E3M2 = 4,	/* MXFP6, max 28, one per byte, bits 6-7 ignored */
 	MXA_ELEM_E2M1 = 5,	/* MXFP4, max 6, two per byte, element 2i low */
 };
 
@@ -219,7 +219,11 @@ int mxa_device_open(const char *name, struct mxa_device **out);
 /* Closing (or freeing, below) NULL does nothing. */
 void mxa_device_close(struct mxa_device *dev);
 int mxa_device_info(struct mxa_device *dev, struct mxa_device_info *out);
-/* Worker threads of a cpu device (0 = one per online CPU). */
+/*
+ * Worker threads of a cpu device (0 = one per online CPU, at most 1024,
+ * else -EINVAL; $MXACCEL_THREADS sets the initial count the same way);
+ * -EOPNOTSUPP on devices without worker threads.
+ */
 int mxa_device_set_threads(struct mxa_device *dev, unsigned int threads);
 
 unsigned int mxa_backend_count(void);
@@ -227,6 +231,7 @@ int mxa_backend_info(unsigned int index, struct mxa_backend_info *out);
 
 /* --- buffers -------------------------------------------------------------- */
 
+/* -EINVAL: NULL argument or size 0; -ENOMEM.  Contents start zeroed. */
 int mxa_buffer_alloc(struct mxa_device *dev, size_t size,
 		     struct mxa_buffer **out);
 /* Wrap caller memory (host-visible devices only); the caller keeps it alive. */
@@ -236,6 +241,7 @@ void mxa_buffer_free(struct mxa_buffer *buf);
 size_t mxa_buffer_size(const struct mxa_buffer *buf);
 /* Host pointer to the contents; -EOPNOTSUPP if not host visible. */
 int mxa_buffer_map(struct mxa_buffer *buf, void **ptr);
+/* -EOVERFLOW: offset + size past the end of the buffer. */
 int mxa_buffer_write(struct mxa_buffer *buf, size_t offset, const void *src,
 		     size_t size);
 int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
@@ -247,7 +253,8 @@ int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
  * Errors of the operations, checked before anything runs (nothing is
  * written on failure):
  *   -EINVAL     NULL argument, unknown enum or flag, zero rows/cols, cols
- *               (K) not a multiple of 32, stride below one row, shapes
+ *               (K) not a multiple of 32, stride below one row, a dense
+ *               offset or stride not a multiple of its element size, shapes
  *               that do not match, an output overlapping another operand
  *               in the same buffer, an invalid $MXACCEL_KERNEL
  *   -EOVERFLOW  an extent past the end of its buffer, or size overflow

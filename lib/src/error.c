@@ -16,6 +16,9 @@ MXA_EXPORT const char *mxa_version(void)
 
 MXA_EXPORT const char *mxa_strerror(int err)
 {
+	/* Errors are small negative numbers; anything else is unknown. */
+	if (err > 0 || err < -4095)
+		return "unknown error";
 	switch (-err) {
 	case 0:
 		return "success";
@@ -42,7 +45,7 @@ MXA_EXPORT const char *mxa_strerror(int err)
 	case ENOENT:
 		return "no such object";
 	}
-	return strerror(err < 0 ? -err : err);
+	return strerror(-err);
 }
 
 bool mxa__debug(void)

@@ -17,6 +17,8 @@
 
 #define TEST_SKIP 77
 
+#define TEST_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 extern int test_failures;
 
 void test_fail(const char *file, int line, const char *fmt, ...)
