@@ -86,7 +86,7 @@ static const char *rlookup(const struct name_entry *t, size_t n, int value)
 	return NULL;
 }
 
-static int parse(const struct name_entry *t, size_t n, const char *what,
+static int parse_name(const struct name_entry *t, size_t n, const char *what,
 		 const char *name, const void *dst, int *out)
 {
 	int ret;
@@ -102,7 +102,7 @@ static int parse(const struct name_entry *t, size_t n, const char *what,
 
 MXA_EXPORT int mxa_elem_parse(const char *name, enum mxa_elem *out)
 {
-	int v, ret = parse(elem_names, MXA_ARRAY_SIZE(elem_names),
+	int v, ret = parse_name(elem_names, MXA_ARRAY_SIZE(elem_names),
 			   "element type", name, out, &v);
 
 	if (!ret)
@@ -118,7 +118,7 @@ MXA_EXPORT const char *mxa_elem_name(enum mxa_elem elem)
 MXA_EXPORT int mxa_scale_mode_parse(const char *name,
 				    enum mxa_scale_mode *out)
 {
-	int v, ret = parse(mode_names, MXA_ARRAY_SIZE(mode_names),
+	int v, ret = parse_name(mode_names, MXA_ARRAY_SIZE(mode_names),
 			   "scale mode", name, out, &v);
 
 	if (!ret)
@@ -133,7 +133,7 @@ MXA_EXPORT const char *mxa_scale_mode_name(enum mxa_scale_mode mode)
 
 MXA_EXPORT int mxa_layout_parse(const char *name, enum mxa_scale_layout *out)
 {
-	int v, ret = parse(layout_names, MXA_ARRAY_SIZE(layout_names),
+	int v, ret = parse_name(layout_names, MXA_ARRAY_SIZE(layout_names),
 			   "scale layout", name, out, &v);
 
 	if (!ret)
@@ -149,7 +149,7 @@ MXA_EXPORT const char *mxa_layout_name(enum mxa_scale_layout layout)
 
 MXA_EXPORT int mxa_dtype_parse(const char *name, enum mxa_dtype *out)
 {
-	int v, ret = parse(dtype_names, MXA_ARRAY_SIZE(dtype_names), "dtype",
+	int v, ret = parse_name(dtype_names, MXA_ARRAY_SIZE(dtype_names), "dtype",
 			   name, out, &v);
 
 	if (!ret)
@@ -164,7 +164,7 @@ MXA_EXPORT const char *mxa_dtype_name(enum mxa_dtype dtype)
 
 MXA_EXPORT int mxa_pref_parse(const char *name, enum mxa_pref *out)
 {
-	int v, ret = parse(pref_names, MXA_ARRAY_SIZE(pref_names),
+	int v, ret = parse_name(pref_names, MXA_ARRAY_SIZE(pref_names),
 			   "kernel preference", name, out, &v);
 
 	if (!ret)
