@@ -61,7 +61,15 @@ TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
 TEST_COMMON := tests/lib/testlib.c
 SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 
-.PHONY: all lib tools tests demo check install uninstall clean deps
+# The kernel module, built against KDIR (default: the running kernel) in a
+# copy of its sources per kernel release, so builds for several kernels
+# never share objects.
+KDIR ?= /lib/modules/$(shell uname -r)/build
+KREL = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
+	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
+
+.PHONY: all lib tools tests demo check install uninstall clean deps module
 
 all: lib tools
 
@@ -123,6 +131,14 @@ $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+module:
+	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }
+	@rel=$$($(MAKE) -s -C $(KDIR) kernelrelease); out=build/module/$$rel; \
+	mkdir -p $$out && \
+	cp --parents -u $(MODULE_SRCS) $$out/ && \
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$out modules && \
+	echo "built $$out/mxaccel.ko"
 
 demo: deps all
 	$(DEMO)

@@ -3,7 +3,7 @@
 #
 # All C sources follow the kernel coding style, checked by the kernel's own
 # checkpatch.pl (fetched by scripts/kernel-tools.sh).  The freestanding core
-# is kernel code and gets no exemptions; user-space code is excused only
+# and the driver are kernel code and get no exemptions; user-space code is excused only
 # from preferring kernel-only macros (__printf and friends do not exist
 # outside the kernel).
 set -eu
@@ -21,7 +21,7 @@ check() {
 		status=1
 	fi
 }
-for f in lib/core/*.[ch]; do
+for f in lib/core/*.[ch] $(git ls-files 'driver/*.[ch]' 'uapi/*.h' 2>/dev/null); do
 	check "$f"
 done
 for f in $(git ls-files 'lib/*.[ch]' 'tools/*.[ch]' 'tests/*.[ch]' 2>/dev/null ||

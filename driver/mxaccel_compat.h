@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel API drift, in one place.  Every wrapper is chosen by a build-time
+ * probe (conftest.sh -> mxaccel_config.h), never by a version number, and
+ * no function body elsewhere carries an #ifdef.
+ */
+#ifndef MXACCEL_COMPAT_H
+#define MXACCEL_COMPAT_H
+
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/gpu_scheduler.h>
+
+#include "mxaccel_config.h"
+
+#if defined(MXACCEL_HAVE_DRM_ACCEL)
+#include <drm/drm_accel.h>
+#define MXACCEL_DRIVER_NODE_FEATURE	DRIVER_COMPUTE_ACCEL
+#define MXACCEL_DEFINE_FOPS(name)	DEFINE_DRM_ACCEL_FOPS(name)
+#else
+/* No accel subsystem (before 6.2): a render node. */
+#define MXACCEL_DRIVER_NODE_FEATURE	DRIVER_RENDER
+#define MXACCEL_DEFINE_FOPS(name)	DEFINE_DRM_GEM_FOPS(name)
+#endif
+
+/* struct drm_driver lost .date in Linux 6.14. */
+#if defined(MXACCEL_HAVE_DRIVER_DATE)
+#define MXACCEL_DRIVER_DATE	.date = "20261129",
+#else
+#define MXACCEL_DRIVER_DATE
+#endif
+
+static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
+				     const struct drm_sched_backend_ops *ops,
+				     struct workqueue_struct *timeout_wq,
+				     long timeout, const char *name,
+				     struct device *dev)
+{
+#if defined(MXACCEL_HAVE_SCHED_INIT_ARGS)
+	const struct drm_sched_init_args args = {
+		.ops = ops,
+		.timeout_wq = timeout_wq,
+#if defined(MXACCEL_HAVE_SCHED_INIT_ARGS_NUM_RQS)
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+#endif
+		.credit_limit = 1,
+		.timeout = timeout,
+		.name = name,
+		.dev = dev,
+	};
+
+	return drm_sched_init(sched, &args);
+#elif defined(MXACCEL_HAVE_SCHED_INIT_11)
+	return drm_sched_init(sched, ops, NULL, DRM_SCHED_PRIORITY_COUNT, 1, 0,
+			      timeout, timeout_wq, NULL, name, dev);
+#else
+#error "unsupported drm_sched_init(): extend driver/conftest.sh"
+#endif
+}
+
+static inline int mxaccel_sched_job_init(struct drm_sched_job *job,
+					 struct drm_sched_entity *entity,
+					 void *owner)
+{
+#if defined(MXACCEL_HAVE_SCHED_JOB_INIT_5)
+	return drm_sched_job_init(job, entity, 1, owner, 0);
+#elif defined(MXACCEL_HAVE_SCHED_JOB_INIT_4)
+	return drm_sched_job_init(job, entity, 1, owner);
+#else
+	return drm_sched_job_init(job, entity, owner);
+#endif
+}
+
+/* Restart a stopped scheduler, re-arming the callbacks of pending jobs. */
+static inline void mxaccel_sched_start(struct drm_gpu_scheduler *sched)
+{
+#if defined(MXACCEL_HAVE_SCHED_START_BOOL)
+	drm_sched_start(sched, true);
+#elif defined(MXACCEL_HAVE_SCHED_START_ERRNO)
+	drm_sched_start(sched, 0);
+#else
+	drm_sched_start(sched);
+#endif
+}
+
+#if defined(MXACCEL_HAVE_SCHED_STAT_RESET)
+#define MXACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
+#else
+#define MXACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
+#endif
+
+static inline int mxaccel_gem_vmap(struct drm_gem_object *obj,
+				   struct iosys_map *map)
+{
+#if defined(MXACCEL_HAVE_GEM_VMAP_UNLOCKED)
+	return drm_gem_vmap_unlocked(obj, map);
+#else
+	return drm_gem_shmem_vmap(to_drm_gem_shmem_obj(obj), map);
+#endif
+}
+
+static inline void mxaccel_gem_vunmap(struct drm_gem_object *obj,
+				      struct iosys_map *map)
+{
+#if defined(MXACCEL_HAVE_GEM_VMAP_UNLOCKED)
+	drm_gem_vunmap_unlocked(obj, map);
+#else
+	drm_gem_shmem_vunmap(to_drm_gem_shmem_obj(obj), map);
+#endif
+}
+
+#endif /* MXACCEL_COMPAT_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Module parameters.
+ */
+#ifndef MXACCEL_PARAMS_H
+#define MXACCEL_PARAMS_H
+
+#include <linux/types.h>
+
+extern unsigned int mxaccel_num_devices;
+extern unsigned int mxaccel_job_timeout_ms;
+extern unsigned int mxaccel_max_queues;
+extern unsigned int mxaccel_test_hang;
+
+#define MXACCEL_MAX_DEVICES	8
+#define MXACCEL_MAX_OPS		256
+#define MXACCEL_MAX_IN_SYNCS	64
+#define MXACCEL_MAX_DIM		(1u << 20)
+#define MXACCEL_MAX_BO_SIZE	(1ull << 32)
+
+#endif /* MXACCEL_PARAMS_H */

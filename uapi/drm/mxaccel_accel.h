@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mxaccel: OCP Microscaling (MX) accelerator queues.
+ *
+ * The device runs block-scaled GEMM and quantize jobs on buffer objects.
+ * Jobs are submitted to per-file queues; each queue owns a timeline syncobj
+ * whose point N signals when the queue's N-th job completes, so completion
+ * can be waited for with the standard DRM syncobj ioctls as well as with
+ * DRM_IOCTL_MXACCEL_JOB_WAIT.
+ *
+ * Conventions (Documentation/process/botching-up-ioctls.rst): every struct
+ * is a multiple of 64 bits with explicit padding; pad and reserved fields
+ * must be zero and unknown flags are rejected with -EINVAL; pointers are
+ * __u64; timeouts are absolute CLOCK_MONOTONIC nanoseconds; arrays carry
+ * their element size so structs can grow.
+ */
+#ifndef _UAPI_MXACCEL_ACCEL_H_
+#define _UAPI_MXACCEL_ACCEL_H_
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define DRM_MXACCEL_UAPI_VERSION	1
+
+#define DRM_MXACCEL_GET_PARAM		0x00
+#define DRM_MXACCEL_BO_CREATE		0x01
+#define DRM_MXACCEL_BO_INFO		0x02
+#define DRM_MXACCEL_BO_WAIT		0x03
+#define DRM_MXACCEL_QUEUE_CREATE	0x04
+#define DRM_MXACCEL_QUEUE_DESTROY	0x05
+#define DRM_MXACCEL_SUBMIT		0x06
+#define DRM_MXACCEL_JOB_WAIT		0x07
+
+#define DRM_IOCTL_MXACCEL_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_GET_PARAM, \
+		 struct drm_mxaccel_get_param)
+#define DRM_IOCTL_MXACCEL_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_BO_CREATE, \
+		 struct drm_mxaccel_bo_create)
+#define DRM_IOCTL_MXACCEL_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_BO_INFO, \
+		 struct drm_mxaccel_bo_info)
+#define DRM_IOCTL_MXACCEL_BO_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MXACCEL_BO_WAIT, \
+		struct drm_mxaccel_bo_wait)
+#define DRM_IOCTL_MXACCEL_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_QUEUE_CREATE, \
+		 struct drm_mxaccel_queue_create)
+#define DRM_IOCTL_MXACCEL_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_MXACCEL_QUEUE_DESTROY, \
+		struct drm_mxaccel_queue_destroy)
+#define DRM_IOCTL_MXACCEL_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_SUBMIT, \
+		 struct drm_mxaccel_submit)
+#define DRM_IOCTL_MXACCEL_JOB_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_MXACCEL_JOB_WAIT, \
+		 struct drm_mxaccel_job_wait)
+
+/**
+ * enum drm_mxaccel_param - what DRM_IOCTL_MXACCEL_GET_PARAM can report
+ *
+ * @DRM_MXACCEL_PARAM_UAPI_VERSION: DRM_MXACCEL_UAPI_VERSION of the driver.
+ * @DRM_MXACCEL_PARAM_ENGINE_KIND: an enum drm_mxaccel_engine_kind.
+ * @DRM_MXACCEL_PARAM_ELEM_MASK: bit (1 << e) set for each supported
+ *	enum drm_mxaccel_elem e.
+ * @DRM_MXACCEL_PARAM_OP_MASK: bit (1 << k) set for each supported
+ *	enum drm_mxaccel_op_kind k.
+ * @DRM_MXACCEL_PARAM_SCALE_MODE_MASK: bit (1 << m) for each supported
+ *	enum drm_mxaccel_scale_mode m.
+ * @DRM_MXACCEL_PARAM_MAX_QUEUES: queues one file may hold.
+ * @DRM_MXACCEL_PARAM_MAX_OPS: ops one SUBMIT may carry.
+ * @DRM_MXACCEL_PARAM_MAX_DIM: largest M, N or K of an op.
+ * @DRM_MXACCEL_PARAM_MAX_BO_SIZE: largest buffer object, in bytes.
+ * @DRM_MXACCEL_PARAM_JOB_TIMEOUT_MS: a job running longer fails with
+ *	-ETIMEDOUT and marks its queue guilty.
+ * @DRM_MXACCEL_PARAM_OP_SIZE: sizeof(struct drm_mxaccel_op) in the driver.
+ */
+enum drm_mxaccel_param {
+	DRM_MXACCEL_PARAM_UAPI_VERSION = 0,
+	DRM_MXACCEL_PARAM_ENGINE_KIND = 1,
+	DRM_MXACCEL_PARAM_ELEM_MASK = 2,
+	DRM_MXACCEL_PARAM_OP_MASK = 3,
+	DRM_MXACCEL_PARAM_SCALE_MODE_MASK = 4,
+	DRM_MXACCEL_PARAM_MAX_QUEUES = 5,
+	DRM_MXACCEL_PARAM_MAX_OPS = 6,
+	DRM_MXACCEL_PARAM_MAX_DIM = 7,
+	DRM_MXACCEL_PARAM_MAX_BO_SIZE = 8,
+	DRM_MXACCEL_PARAM_JOB_TIMEOUT_MS = 9,
+	DRM_MXACCEL_PARAM_OP_SIZE = 10,
+};
+
+/**
+ * enum drm_mxaccel_engine_kind - what executes jobs
+ *
+ * @DRM_MXACCEL_ENGINE_SOFTWARE: the exact software engine (no hardware);
+ *	a conformance device, bit-identical to libmxaccel's EMULATED kernels.
+ * @DRM_MXACCEL_ENGINE_HARDWARE: an accelerator.
+ */
+enum drm_mxaccel_engine_kind {
+	DRM_MXACCEL_ENGINE_SOFTWARE = 0,
+	DRM_MXACCEL_ENGINE_HARDWARE = 1,
+};
+
+/**
+ * enum drm_mxaccel_elem - MX element types (OCP MX v1.0)
+ *
+ * @DRM_MXACCEL_ELEM_E4M3: MXFP8 e4m3, one per byte.
+ * @DRM_MXACCEL_ELEM_E5M2: MXFP8 e5m2, one per byte.
+ * @DRM_MXACCEL_ELEM_E2M3: MXFP6 e2m3, one per byte in the low 6 bits.
+ * @DRM_MXACCEL_ELEM_E3M2: MXFP6 e3m2, one per byte in the low 6 bits.
+ * @DRM_MXACCEL_ELEM_E2M1: MXFP4, two per byte, element 2i in the low nibble.
+ */
+enum drm_mxaccel_elem {
+	DRM_MXACCEL_ELEM_E4M3 = 1,
+	DRM_MXACCEL_ELEM_E5M2 = 2,
+	DRM_MXACCEL_ELEM_E2M3 = 3,
+	DRM_MXACCEL_ELEM_E3M2 = 4,
+	DRM_MXACCEL_ELEM_E2M1 = 5,
+};
+
+/**
+ * enum drm_mxaccel_scale_layout - where the E8M0 scale of (row, block) is
+ *
+ * @DRM_MXACCEL_LAYOUT_PLAIN: row-major, scale_stride bytes between rows.
+ * @DRM_MXACCEL_LAYOUT_SWIZZLED: the cuBLAS/torchao 128x4 tiled layout;
+ *	scale_stride must be 0.
+ */
+enum drm_mxaccel_scale_layout {
+	DRM_MXACCEL_LAYOUT_PLAIN = 0,
+	DRM_MXACCEL_LAYOUT_SWIZZLED = 1,
+};
+
+/**
+ * enum drm_mxaccel_scale_mode - how QUANTIZE derives a block's scale
+ *
+ * @DRM_MXACCEL_SCALE_FLOOR: torchao FLOOR.
+ * @DRM_MXACCEL_SCALE_RCEIL: torchao RCEIL.
+ * @DRM_MXACCEL_SCALE_CEIL: torchao CEIL.
+ * @DRM_MXACCEL_SCALE_EVEN: torchao EVEN.
+ */
+enum drm_mxaccel_scale_mode {
+	DRM_MXACCEL_SCALE_FLOOR = 0,
+	DRM_MXACCEL_SCALE_RCEIL = 1,
+	DRM_MXACCEL_SCALE_CEIL = 2,
+	DRM_MXACCEL_SCALE_EVEN = 3,
+};
+
+/**
+ * enum drm_mxaccel_dtype - dense element types
+ *
+ * @DRM_MXACCEL_DTYPE_F32: IEEE binary32.
+ * @DRM_MXACCEL_DTYPE_BF16: bfloat16.
+ */
+enum drm_mxaccel_dtype {
+	DRM_MXACCEL_DTYPE_F32 = 0,
+	DRM_MXACCEL_DTYPE_BF16 = 1,
+};
+
+/**
+ * struct drm_mxaccel_get_param - query a device parameter
+ * @param: Input: an enum drm_mxaccel_param.  Unknown: -EINVAL.
+ * @pad: Input: must be zero.
+ * @value: Output: the value.
+ */
+struct drm_mxaccel_get_param {
+	__u32 param;
+	__u32 pad;
+	__u64 value;
+};
+
+/**
+ * struct drm_mxaccel_bo_create - create a buffer object
+ * @size: Input: bytes, > 0 and <= DRM_MXACCEL_PARAM_MAX_BO_SIZE (else
+ *	-EINVAL / -E2BIG); rounded up to whole pages.
+ * @flags: Input: must be zero.
+ * @handle: Output: GEM handle, private to this file.
+ * @mmap_offset: Output: offset to mmap() the buffer at on this file.
+ */
+struct drm_mxaccel_bo_create {
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_mxaccel_bo_info - describe a buffer object
+ * @handle: Input: GEM handle (-ENOENT if unknown to this file).
+ * @pad: Input: must be zero.
+ * @size: Output: bytes.
+ * @mmap_offset: Output: offset to mmap() the buffer at.
+ */
+struct drm_mxaccel_bo_info {
+	__u32 handle;
+	__u32 pad;
+	__u64 size;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_mxaccel_bo_wait - wait until no job uses a buffer object
+ * @handle: Input: GEM handle (-ENOENT if unknown).
+ * @pad: Input: must be zero.
+ * @timeout_ns: Input: absolute CLOCK_MONOTONIC deadline; -ETIMEDOUT if it
+ *	passes first.  0 polls.
+ */
+struct drm_mxaccel_bo_wait {
+	__u32 handle;
+	__u32 pad;
+	__s64 timeout_ns;
+};
+
+/**
+ * struct drm_mxaccel_queue_create - create a job queue
+ * @flags: Input: must be zero.
+ * @queue_id: Output: queue id, private to this file.  -EBUSY if the file
+ *	holds DRM_MXACCEL_PARAM_MAX_QUEUES queues already.
+ * @syncobj: Output: handle of the queue's timeline syncobj; point N
+ *	signals when the queue's job N (the seqno SUBMIT returned) is done.
+ *	It belongs to the file; destroying the queue does not destroy it.
+ * @pad: Output: zero.
+ */
+struct drm_mxaccel_queue_create {
+	__u32 flags;
+	__u32 queue_id;
+	__u32 syncobj;
+	__u32 pad;
+};
+
+/**
+ * struct drm_mxaccel_queue_destroy - destroy a queue
+ * @queue_id: Input: queue id (-ENOENT if unknown).  Jobs already
+ *	submitted still complete.
+ * @pad: Input: must be zero.
+ */
+struct drm_mxaccel_queue_destroy {
+	__u32 queue_id;
+	__u32 pad;
+};
+
+/**
+ * struct drm_mxaccel_mx_operand - an MX matrix in buffer objects
+ * @data_handle: GEM handle of the element codes.
+ * @scale_handle: GEM handle of the E8M0 scales (may equal data_handle).
+ * @data_offset: byte offset of row 0.
+ * @data_stride: bytes between rows; 0 means packed.  Must hold a row.
+ * @scale_offset: byte offset of the scales.
+ * @scale_stride: bytes between rows of scales (plain layout; 0 means
+ *	packed); must be 0 for the swizzled layout.
+ * @elem: an enum drm_mxaccel_elem.
+ * @scale_layout: an enum drm_mxaccel_scale_layout.
+ */
+struct drm_mxaccel_mx_operand {
+	__u32 data_handle;
+	__u32 scale_handle;
+	__u64 data_offset;
+	__u64 data_stride;
+	__u64 scale_offset;
+	__u64 scale_stride;
+	__u32 elem;
+	__u32 scale_layout;
+};
+
+/**
+ * struct drm_mxaccel_dense_operand - an fp32 or bf16 matrix
+ * @handle: GEM handle.
+ * @dtype: an enum drm_mxaccel_dtype.
+ * @offset: byte offset of row 0, a multiple of the element size.
+ * @stride: bytes between rows (0 means packed), a multiple of the element
+ *	size.
+ */
+struct drm_mxaccel_dense_operand {
+	__u32 handle;
+	__u32 dtype;
+	__u64 offset;
+	__u64 stride;
+};
+
+/**
+ * enum drm_mxaccel_op_kind - operations
+ *
+ * @DRM_MXACCEL_OP_GEMM: C[M x N] (+)= A[M x K] * B[N x K]^T, exact
+ *	semantics (Documentation/numerics.rst) on the software engine.
+ * @DRM_MXACCEL_OP_QUANTIZE: A[M x K] (MX) = quantize(C[M x K] dense),
+ *	bit-exact with torchao's to_mx().
+ */
+enum drm_mxaccel_op_kind {
+	DRM_MXACCEL_OP_GEMM = 1,
+	DRM_MXACCEL_OP_QUANTIZE = 2,
+};
+
+/* C += A * B^T instead of C = A * B^T. */
+#define DRM_MXACCEL_OP_ACCUMULATE	(1u << 0)
+
+/**
+ * struct drm_mxaccel_op - one operation of a SUBMIT
+ * @kind: an enum drm_mxaccel_op_kind.
+ * @flags: DRM_MXACCEL_OP_* flags (GEMM only; must be 0 for QUANTIZE).
+ * @m: rows of A and C, 1..DRM_MXACCEL_PARAM_MAX_DIM.
+ * @n: rows of B and columns of C for GEMM; must be 0 for QUANTIZE.
+ * @k: columns of A and B, a multiple of 32, 1..MAX_DIM.
+ * @scale_mode: QUANTIZE: an enum drm_mxaccel_scale_mode; GEMM: must be 0.
+ * @a: GEMM: the A operand; QUANTIZE: the MX destination.
+ * @b: GEMM: the B operand; QUANTIZE: must be all zero.
+ * @c: GEMM: the C output (and input with ACCUMULATE); QUANTIZE: the dense
+ *	source.
+ * @reserved: must be zero.
+ *
+ * Every extent must lie inside its buffer object (-EINVAL, or -EOVERFLOW
+ * when the arithmetic overflows), and outputs must not overlap inputs in
+ * the same buffer object (-EINVAL).
+ */
+struct drm_mxaccel_op {
+	__u32 kind;
+	__u32 flags;
+	__u32 m;
+	__u32 n;
+	__u32 k;
+	__u32 scale_mode;
+	struct drm_mxaccel_mx_operand a;
+	struct drm_mxaccel_mx_operand b;
+	struct drm_mxaccel_dense_operand c;
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_mxaccel_sync - a syncobj point
+ * @handle: syncobj handle.
+ * @pad: must be zero.
+ * @point: timeline point, or 0 for a binary syncobj.
+ */
+struct drm_mxaccel_sync {
+	__u32 handle;
+	__u32 pad;
+	__u64 point;
+};
+
+/**
+ * struct drm_mxaccel_submit - queue a job of one or more operations
+ * @queue_id: Input: queue (-ENOENT if unknown).
+ * @flags: Input: must be zero.
+ * @ops: Input: user pointer to @op_count operations, @op_size bytes apart.
+ * @op_count: Input: 1..DRM_MXACCEL_PARAM_MAX_OPS (else -EINVAL / -E2BIG).
+ * @op_size: Input: sizeof(struct drm_mxaccel_op) as the caller knows it.
+ *	Smaller than the first version's struct: -EINVAL; larger: bytes
+ *	past what the driver knows must be zero (-E2BIG otherwise).
+ * @in_syncs: Input: user pointer to @in_sync_count struct drm_mxaccel_sync
+ *	the job waits for (from any queue or device).
+ * @in_sync_count: Input: at most 64 (-E2BIG).
+ * @sync_size: Input: sizeof(struct drm_mxaccel_sync); 0 if no in_syncs.
+ * @out_sync: Input: an extra syncobj point to signal on completion;
+ *	handle 0 for none.
+ * @seqno: Output: the job's sequence number on this queue; the queue's
+ *	timeline syncobj signals point @seqno when the job is done.
+ * @reserved: must be zero.
+ *
+ * All operations are validated before anything is queued; on error nothing
+ * is queued.  Operations of one job run in order.  A queue that had a job
+ * time out is guilty: its later jobs fail with -ECANCELED.
+ */
+struct drm_mxaccel_submit {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 ops;
+	__u32 op_count;
+	__u32 op_size;
+	__u64 in_syncs;
+	__u32 in_sync_count;
+	__u32 sync_size;
+	struct drm_mxaccel_sync out_sync;
+	__u64 seqno;
+	__u64 reserved;
+};
+
+/**
+ * struct drm_mxaccel_job_wait - wait for a job and read its status
+ * @queue_id: Input: queue (-ENOENT if unknown).
+ * @flags: Input: must be zero.
+ * @seqno: Input: sequence number from SUBMIT (-EINVAL if never issued).
+ * @timeout_ns: Input: absolute CLOCK_MONOTONIC deadline; 0 polls.  The
+ *	ioctl fails with -ETIMEDOUT if the job is still running then.
+ * @status: Output: 0 if the job succeeded, else its negative errno
+ *	(-ETIMEDOUT: it hung and was stopped; -ECANCELED: its queue was
+ *	guilty; -EIO: the engine failed).
+ * @pad: Output: zero.
+ */
+struct drm_mxaccel_job_wait {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 seqno;
+	__s64 timeout_ns;
+	__s32 status;
+	__u32 pad;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_MXACCEL_ACCEL_H_ */
