@@ -60,6 +60,12 @@ TEST_SRCS := $(wildcard tests/lib/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
 TEST_COMMON := tests/lib/testlib.c
 SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
+# The driver's tests boot Debian kernels under qemu; the sanitizer build is
+# about the library and skips them.
+ifneq ($(SANITIZE),1)
+SCRIPT_TESTS += $(wildcard tests/vm/test_vm_*.sh)
+CHECK_DEPS := e2e
+endif
 
 # The kernel module, built against KDIR (default: the running kernel) in a
 # copy of its sources per kernel release, so builds for several kernels
@@ -69,7 +75,7 @@ KREL = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
 
-.PHONY: all lib tools tests demo check install uninstall clean deps module
+.PHONY: all lib tools tests demo check install uninstall clean deps module e2e
 
 all: lib tools
 
@@ -140,13 +146,26 @@ module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$out modules && \
 	echo "built $$out/mxaccel.ko"
 
+# End-to-end tests that run inside the test VMs: static, so the guest
+# needs no libraries.
+E2E_SRCS := $(wildcard tests/e2e/*.c)
+E2E_BINS := $(E2E_SRCS:tests/e2e/%.c=$(BUILD)/e2e/%)
+
+$(BUILD)/e2e/%: tests/e2e/%.c $(STLIB) uapi/drm/mxaccel_accel.h
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) -static $(BASE_CFLAGS) -Iuapi/drm -I/usr/include/libdrm $< \
+		$(STLIB) -o $@ $(LDFLAGS_ALL) -lm
+
+e2e: $(E2E_BINS)
+
 demo: deps all
 	$(DEMO)
 
 deps:
 	@scripts/install-deps.sh
 
-check: deps all tests
+check: deps all tests $(CHECK_DEPS)
 	@MXACCEL_BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(SCRIPT_TESTS)
 
 install: all

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel's software engine is bit-identical to libmxaccel's EMULATED
+ * kernels: random GEMMs (every element pair, plain and swizzled scales,
+ * fp32 and bf16 C, accumulate, extreme scales) and quantizations (every
+ * element type and scale mode) run through the device with raw ioctls and
+ * through the library on the CPU, and every output byte must match.
+ *
+ * Runs inside the test VM; exits 4 (skip) when no mxaccel device exists.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drm.h"
+#include "mxaccel_accel.h"
+#include "mxaccel.h"
+
+#define SKIP 4
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+static int failures;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t below(uint32_t n)
+{
+	return (uint32_t)((rnd() >> 32) * n >> 32);
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+static int is_mxaccel(int fd)
+{
+	char name[32] = "";
+	struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+	return !xioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "mxaccel");
+}
+
+static int open_in(const char *dir, const char *prefix)
+{
+	struct dirent *e;
+	char path[300];
+	DIR *d = opendir(dir);
+	int fd = -1;
+
+	if (!d)
+		return -1;
+	while (fd < 0 && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && !is_mxaccel(fd)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	closedir(d);
+	return fd;
+}
+
+struct bo {
+	uint32_t handle;
+	uint8_t *map;
+	size_t size;
+};
+
+static void bo_new(int fd, size_t size, struct bo *bo)
+{
+	struct drm_mxaccel_bo_create c = { .size = size };
+
+	if (xioctl(fd, DRM_IOCTL_MXACCEL_BO_CREATE, &c)) {
+		perror("BO_CREATE");
+		exit(1);
+	}
+	bo->handle = c.handle;
+	bo->size = size;
+	bo->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       c.mmap_offset);
+	if (bo->map == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+}
+
+static void bo_free(int fd, struct bo *bo)
+{
+	struct drm_gem_close c = { .handle = bo->handle };
+
+	munmap(bo->map, bo->size);
+	xioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+static int run_op(int fd, uint32_t queue, struct drm_mxaccel_op *op)
+{
+	struct drm_mxaccel_submit s = {
+		.queue_id = queue,
+		.ops = (uintptr_t)op,
+		.op_count = 1,
+		.op_size = sizeof(*op),
+	};
+	struct drm_mxaccel_job_wait w = { .queue_id = queue };
+	struct timespec ts;
+	int ret = xioctl(fd, DRM_IOCTL_MXACCEL_SUBMIT, &s);
+
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.seqno = s.seqno;
+	w.timeout_ns = (ts.tv_sec + 60) * 1000000000ll + ts.tv_nsec;
+	ret = xioctl(fd, DRM_IOCTL_MXACCEL_JOB_WAIT, &w);
+	return ret ? ret : w.status;
+}
+
+static void fill_codes(uint8_t *p, size_t n, enum mxa_elem e)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)rnd();
+
+		/* A few NaN/Inf codes, mostly finite ones. */
+		if (e == MXA_ELEM_E4M3 && (c & 0x7f) == 0x7f && below(8))
+			c &= 0xfe;
+		if (e == MXA_ELEM_E5M2 && (c & 0x7c) == 0x7c && below(8))
+			c &= 0xf3;
+		p[i] = (e == MXA_ELEM_E2M3 || e == MXA_ELEM_E3M2) ? c & 0x3f : c;
+	}
+}
+
+static void fill_scales(uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (below(16)) {
+		case 0:
+			p[i] = (uint8_t[]){ 0, 1, 254, 255 }[below(4)];
+			break;
+		default:
+			p[i] = (uint8_t)(112 + below(32));
+		}
+	}
+}
+
+static struct mxa_device *cpu;
+
+/* One GEMM on both sides; every byte of C must match. */
+static void check_gemm(int fd, uint32_t queue, enum mxa_elem ea,
+		       enum mxa_elem eb, uint32_t m, uint32_t n, uint32_t k,
+		       enum mxa_scale_layout layout, enum mxa_dtype dt,
+		       int accumulate)
+{
+	size_t arow, brow, asz, bsz, csz = (size_t)m * n * (dt ? 2 : 4);
+	struct bo ad, as, bd, bs, c;
+	struct mxa_buffer *la, *las, *lb, *lbs, *lc;
+	uint8_t *host_c;
+	int ret;
+
+	mxa_data_row_bytes(ea, k, &arow);
+	mxa_data_row_bytes(eb, k, &brow);
+	mxa_scale_bytes(layout, m, k, &asz);
+	mxa_scale_bytes(layout, n, k, &bsz);
+	bo_new(fd, arow * m, &ad);
+	bo_new(fd, asz, &as);
+	bo_new(fd, brow * n, &bd);
+	bo_new(fd, bsz, &bs);
+	bo_new(fd, csz, &c);
+	fill_codes(ad.map, arow * m, ea);
+	fill_codes(bd.map, brow * n, eb);
+	fill_scales(as.map, asz);
+	fill_scales(bs.map, bsz);
+	if (accumulate) {
+		size_t i;
+
+		for (i = 0; i < csz; i++)
+			c.map[i] = (uint8_t)rnd();
+	}
+	host_c = malloc(csz);
+	memcpy(host_c, c.map, csz);
+
+	mxa_buffer_wrap(cpu, ad.map, ad.size, &la);
+	mxa_buffer_wrap(cpu, as.map, as.size, &las);
+	mxa_buffer_wrap(cpu, bd.map, bd.size, &lb);
+	mxa_buffer_wrap(cpu, bs.map, bs.size, &lbs);
+	mxa_buffer_wrap(cpu, host_c, csz, &lc);
+	{
+		struct mxa_matrix a = { .data = la, .scale = las, .elem = ea,
+					.scale_layout = layout, .rows = m,
+					.cols = k };
+		struct mxa_matrix b = { .data = lb, .scale = lbs, .elem = eb,
+					.scale_layout = layout, .rows = n,
+					.cols = k };
+		struct mxa_dense cd = { .buf = lc, .dtype = dt, .rows = m,
+					.cols = n };
+
+		ret = mxa_gemm(cpu, &a, &b, &cd,
+			       accumulate ? MXA_GEMM_ACCUMULATE : 0,
+			       MXA_PREF_EMULATED);
+		if (ret) {
+			printf("# library gemm: %s\n", mxa_strerror(ret));
+			failures++;
+		}
+	}
+	{
+		struct drm_mxaccel_op op = {
+			.kind = DRM_MXACCEL_OP_GEMM,
+			.flags = accumulate ? DRM_MXACCEL_OP_ACCUMULATE : 0,
+			.m = m, .n = n, .k = k,
+			.a = { .data_handle = ad.handle,
+			       .scale_handle = as.handle, .elem = ea,
+			       .scale_layout = layout },
+			.b = { .data_handle = bd.handle,
+			       .scale_handle = bs.handle, .elem = eb,
+			       .scale_layout = layout },
+			.c = { .handle = c.handle, .dtype = dt },
+		};
+
+		ret = run_op(fd, queue, &op);
+		if (ret) {
+			printf("# device gemm: %s\n", strerror(-ret));
+			failures++;
+		}
+	}
+	if (memcmp(host_c, c.map, csz)) {
+		printf("# gemm %s x %s %ux%ux%u %s %s%s: device differs from EMULATED\n",
+		       mxa_elem_name(ea), mxa_elem_name(eb), m, n, k,
+		       mxa_layout_name(layout), mxa_dtype_name(dt),
+		       accumulate ? " accumulate" : "");
+		failures++;
+	}
+	mxa_buffer_free(la);
+	mxa_buffer_free(las);
+	mxa_buffer_free(lb);
+	mxa_buffer_free(lbs);
+	mxa_buffer_free(lc);
+	free(host_c);
+	bo_free(fd, &ad);
+	bo_free(fd, &as);
+	bo_free(fd, &bd);
+	bo_free(fd, &bs);
+	bo_free(fd, &c);
+}
+
+static uint32_t rand_f32_bits(void)
+{
+	uint32_t x = (uint32_t)rnd();
+
+	/* Mostly moderate magnitudes, some anything-goes bit patterns. */
+	if (below(8))
+		x = (x & 0x807fffff) | ((100 + below(50)) << 23);
+	return x;
+}
+
+static void check_quantize(int fd, uint32_t queue, enum mxa_elem e,
+			   enum mxa_scale_mode mode, uint32_t rows,
+			   uint32_t cols, enum mxa_scale_layout layout,
+			   enum mxa_dtype dt)
+{
+	size_t es = dt ? 2 : 4, row, ssz, i;
+	struct bo src, data, scale;
+	uint8_t *hd, *hs;
+	struct mxa_buffer *ls, *ld, *lsc;
+	int ret;
+
+	mxa_data_row_bytes(e, cols, &row);
+	mxa_scale_bytes(layout, rows, cols, &ssz);
+	bo_new(fd, (size_t)rows * cols * es, &src);
+	bo_new(fd, row * rows, &data);
+	bo_new(fd, ssz, &scale);
+	for (i = 0; i < (size_t)rows * cols; i++) {
+		uint32_t x = rand_f32_bits();
+
+		if (dt)
+			((uint16_t *)src.map)[i] = (uint16_t)(x >> 16);
+		else
+			((uint32_t *)src.map)[i] = x;
+	}
+	hd = calloc(1, data.size);
+	hs = calloc(1, scale.size);
+	mxa_buffer_wrap(cpu, src.map, src.size, &ls);
+	mxa_buffer_wrap(cpu, hd, data.size, &ld);
+	mxa_buffer_wrap(cpu, hs, scale.size, &lsc);
+	{
+		struct mxa_dense s = { .buf = ls, .dtype = dt, .rows = rows,
+				       .cols = cols };
+		struct mxa_matrix d = { .data = ld, .scale = lsc, .elem = e,
+					.scale_layout = layout, .rows = rows,
+					.cols = cols };
+
+		ret = mxa_quantize(cpu, &s, &d, mode, MXA_PREF_EMULATED);
+		if (ret) {
+			printf("# library quantize: %s\n", mxa_strerror(ret));
+			failures++;
+		}
+	}
+	{
+		struct drm_mxaccel_op op = {
+			.kind = DRM_MXACCEL_OP_QUANTIZE,
+			.m = rows, .k = cols, .scale_mode = mode,
+			.a = { .data_handle = data.handle,
+			       .scale_handle = scale.handle, .elem = e,
+			       .scale_layout = layout },
+			.c = { .handle = src.handle, .dtype = dt },
+		};
+
+		ret = run_op(fd, queue, &op);
+		if (ret) {
+			printf("# device quantize: %s\n", strerror(-ret));
+			failures++;
+		}
+	}
+	if (memcmp(hd, data.map, data.size) ||
+	    memcmp(hs, scale.map, scale.size)) {
+		printf("# quantize %s/%s %ux%u %s %s: device differs from the library\n",
+		       mxa_elem_name(e), mxa_scale_mode_name(mode), rows, cols,
+		       mxa_layout_name(layout), mxa_dtype_name(dt));
+		failures++;
+	}
+	mxa_buffer_free(ls);
+	mxa_buffer_free(ld);
+	mxa_buffer_free(lsc);
+	free(hd);
+	free(hs);
+	bo_free(fd, &src);
+	bo_free(fd, &data);
+	bo_free(fd, &scale);
+}
+
+int main(void)
+{
+	struct drm_mxaccel_queue_create qc = { 0 };
+	int fd = open_in("/dev/accel", "accel");
+	int ea, eb, mode, t = 0;
+
+	if (fd < 0)
+		fd = open_in("/dev/dri", "renderD");
+	if (fd < 0) {
+		printf("1..0 # SKIP no mxaccel device\n");
+		return SKIP;
+	}
+	if (mxa_device_open("cpu", &cpu) ||
+	    xioctl(fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE, &qc)) {
+		printf("Bail out! setup failed\n");
+		return 1;
+	}
+	printf("1..2\n");
+	for (ea = MXA_ELEM_E4M3; ea <= MXA_ELEM_E2M1; ea++) {
+		for (eb = MXA_ELEM_E4M3; eb <= MXA_ELEM_E2M1; eb++) {
+			check_gemm(fd, qc.queue_id, ea, eb, 1 + below(9),
+				   1 + below(9), 32 * (1 + below(6)),
+				   below(2), below(2), below(2));
+			t++;
+		}
+	}
+	check_gemm(fd, qc.queue_id, MXA_ELEM_E4M3, MXA_ELEM_E2M1, 131, 67,
+		   256, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, 1);
+	printf("%s 1 - gemm: %d cases, device == EMULATED\n",
+	       failures ? "not ok" : "ok", t + 1);
+
+	t = 0;
+	for (ea = MXA_ELEM_E4M3; ea <= MXA_ELEM_E2M1; ea++) {
+		for (mode = MXA_SCALE_FLOOR; mode <= MXA_SCALE_EVEN; mode++) {
+			check_quantize(fd, qc.queue_id, ea, mode,
+				       1 + below(140), 32 * (1 + below(9)),
+				       below(2), below(2));
+			t++;
+		}
+	}
+	printf("%s 2 - quantize: %d cases, device == library\n",
+	       failures ? "not ok" : "ok", t);
+	mxa_device_close(cpu);
+	close(fd);
+	return failures ? 1 : 0;
+}
