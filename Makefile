@@ -71,11 +71,14 @@ endif
 # copy of its sources per kernel release, so builds for several kernels
 # never share objects.
 KDIR ?= /lib/modules/$(shell uname -r)/build
-KREL = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+# The release the module's vermagic carries (Debian's kernel.release can
+# differ: 6.1.192 for 6.1.0-57-amd64).
+KREL = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
+	 $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
 
-.PHONY: all lib tools tests demo check install uninstall clean deps module e2e
+.PHONY: all lib tools tests demo check install uninstall clean deps module e2e vm-shell
 
 all: lib tools
 
@@ -140,7 +143,7 @@ $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 
 module:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }
-	@rel=$$($(MAKE) -s -C $(KDIR) kernelrelease); out=build/module/$$rel; \
+	@out=build/module/$(KREL); \
 	mkdir -p $$out && \
 	cp --parents -u $(MODULE_SRCS) $$out/ && \
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/$$out modules && \
@@ -158,6 +161,14 @@ $(BUILD)/e2e/%: tests/e2e/%.c $(STLIB) uapi/drm/mxaccel_accel.h
 		$(STLIB) -o $@ $(LDFLAGS_ALL) -lm
 
 e2e: $(E2E_BINS)
+
+# An interactive shell in a VM with the module loaded: make vm-shell VM=6.12
+VM ?= 6.12
+vm-shell:
+	@eval "$$(tests/vm/kernel.sh $(VM))" && \
+	$(MAKE) -s module KDIR="$$KDIR" && \
+	p=$$(mktemp -d) && cp "build/module/$$KVER/mxaccel.ko" $$p/ && \
+	tests/vm/shell.sh --kernel $(VM) --payload $$p
 
 demo: deps all
 	$(DEMO)

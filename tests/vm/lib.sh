@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Helpers shared by the VM test scripts (sourced, not run).
+#
+# Environment:
+#   MXACCEL_CACHE   where downloads and extracted kernels live
+#                   (default /var/cache/mxaccel/vm; kept outside the repo so
+#                   `git clean` and fresh checkouts do not re-download ~150 MB)
+#   MXACCEL_VM_QUIET=1  silence progress messages
+#   MXACCEL_VM_ACCEL    tcg (default) or kvm
+#   MXACCEL_VM_MEM      guest memory in MiB (default 1024)
+#   MXACCEL_VM_SMP      guest CPUs (default 2)
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # used by the scripts that source this file
+CACHE=${MXACCEL_CACHE:-/var/cache/mxaccel/vm}
+
+# The apt source for bookworm-backports: the 6.12 kernel lives there.
+BACKPORTS_SOURCES=/etc/apt/sources.list.d/mxaccel-backports.sources
+
+log() {
+	[ "${MXACCEL_VM_QUIET:-0}" = 1 ] || printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+# Seconds since the epoch with microseconds, for step timings (no fork).
+now() {
+	echo "$EPOCHREALTIME"
+}
+
+elapsed_since() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'
+}
+
+# Other engineers (and parallel CI jobs) run apt on the same machine:
+# wait for the dpkg lock instead of failing immediately.
+apt_get() {
+	DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300 "$@"
+}
+
+# apt lists may be missing (fresh container) or stale (a package
+# version vanished from the archive); one update per script run is enough.
+APT_UPDATED=0
+apt_update_once() {
+	[ "$APT_UPDATED" = 1 ] && return 0
+	log "apt-get update"
+	# A failing third-party source need not stop us; a missing package
+	# reports itself later.
+	apt_get update >&2 || log "warning: apt-get update failed"
+	APT_UPDATED=1
+}
+
+is_installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+# Install the packages that are not installed yet; retry once after an
+# update because a fresh machine has no lists and an old one stale ones.
+ensure_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		is_installed "$p" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
+	log "installing ${missing[*]}"
+	# Never with -t bookworm-backports: that target makes apt take every
+	# dependency it touches from backports (systemd, udev, linux-libc-dev).
+	if ! apt_get install -y --no-install-recommends "${missing[@]}" >&2; then
+		apt_update_once
+		apt_get install -y --no-install-recommends "${missing[@]}" >&2 ||
+			die "apt-get install ${missing[*]} failed"
+	fi
+}
+
+# Host tools that the scripts use.  Only checked by command name so that a
+# dynamically linked busybox (package busybox) is not swapped for -static.
+ensure_host_tools() {
+	local need=()
+	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+	command -v busybox >/dev/null || need+=(busybox-static)
+	command -v cpio >/dev/null || need+=(cpio)
+	command -v xz >/dev/null || need+=(xz-utils)
+	command -v zstd >/dev/null || need+=(zstd)
+	command -v depmod >/dev/null || need+=(kmod)
+	[ ${#need[@]} -eq 0 ] || ensure_pkgs "${need[@]}"
+}
+
+ensure_backports_source() {
+	[ -e "$BACKPORTS_SOURCES" ] && return 0
+	# Already configured elsewhere: a second entry only earns apt warnings.
+	grep -rqs --include='*.list' --include='*.sources' '^[^#]*bookworm-backports' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	log "adding apt source $BACKPORTS_SOURCES"
+	cat >"$BACKPORTS_SOURCES" <<-EOF
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	APT_UPDATED=0
+	apt_update_once
+}
+
+# Serialise work on one cache entry between concurrent runs (two CI jobs
+# fetching the same kernel must not extract over each other).
+with_lock() {
+	local lock=$1
+	shift
+	mkdir -p "$(dirname "$lock")"
+	(
+		flock 9
+		"$@"
+	) 9>"$lock"
+}
+
+# Run kernel.sh and set KVER, VMLINUZ, MODDIR, KDIR from its KEY=VALUE lines
+# (read, not eval'd: the values come from package contents).
+fetch_kernel() {
+	local out key value
+	out=$("$VM_DIR/kernel.sh" "$1") || die "kernel.sh $1 failed"
+	while IFS='=' read -r key value; do
+		case $key in KVER | VMLINUZ | MODDIR | KDIR) printf -v "$key" '%s' "$value" ;; esac
+	done <<<"$out"
+	if [ -z "${VMLINUZ:-}" ] || [ -z "${MODDIR:-}" ]; then
+		die "kernel.sh $1 printed no kernel"
+	fi
+}
+
+# quiet: only errors reach the console, so payload output stays readable
+#   (the full log is dumped with dmesg at the end anyway);
+# panic=-1 + oops=panic: any oops reboots at once, which -no-reboot turns
+#   into qemu exiting, instead of a hung guest waiting for the timeout;
+# kfence.sample_interval=1: sample an allocation every 1 ms so that KFENCE
+#   (6.12 has it; 6.1 ignores the parameter) catches more in a short run;
+# log_buf_len=4M: quiet keeps WARNINGs off the console, so the dmesg dump
+#   is the only record of them; a chatty test must not rotate them out of
+#   the default 128 KiB ring.
+BOOT_APPEND='console=ttyS0 quiet panic=-1 oops=panic kfence.sample_interval=1 log_buf_len=4M'
+
+# TCG by default: /dev/kvm can exist and still abort qemu (nested KVM on
+# this kind of machine: "failed to set MSR 0x10a", an assertion, exit 134),
+# so KVM is opt-in with MXACCEL_VM_ACCEL=kvm.  -cpu max gives TCG every
+# feature it emulates, so the Debian kernels take their usual code paths.
+accel_args() {
+	case ${MXACCEL_VM_ACCEL:-tcg} in
+	kvm) echo "-accel kvm -cpu host" ;;
+	tcg) echo "-accel tcg -cpu max" ;;
+	*) die "MXACCEL_VM_ACCEL must be tcg or kvm" ;;
+	esac
+}
+
+# Sets QEMU (an array) for VMLINUZ INITRD [EXTRA_APPEND].  -nic none: no
+# network is needed, and no NIC means no option ROM to load.
+build_qemu_cmd() {
+	# shellcheck disable=SC2034,SC2207 # used by callers; separate words
+	QEMU=(qemu-system-x86_64 -m "${MXACCEL_VM_MEM:-1024}" -smp "${MXACCEL_VM_SMP:-2}"
+		$(accel_args) -nographic -no-reboot -nic none
+		-kernel "$1" -initrd "$2" -append "$BOOT_APPEND${3:+ $3}")
+}

@@ -1,0 +1,233 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Boot a Debian kernel in qemu, run a payload there, report its result.
+#
+# Usage: tests/vm/run.sh --kernel 6.1|6.12 --payload DIR --cmd 'COMMAND' [options]
+#
+#   --kernel 6.1|6.12   guest kernel series: bookworm 6.1 or bookworm-backports
+#                       6.12 (fetched and cached by kernel.sh)
+#   --payload DIR       copied into the guest as /payload (with the shared
+#                       libraries its binaries need); e.g. mxaccel.ko, test
+#                       binaries, a run script.  Scripts must be /bin/sh
+#                       (busybox), there is no bash in the guest.
+#   --cmd 'COMMAND'     run with sh in /payload after the modules are loaded;
+#                       its stdout/stderr is printed here, its status is ours
+#   --timeout S         kill the VM after S seconds, boot included (default 300)
+#   --modules 'A B'     kernel modules to load first, by name, dependencies
+#                       resolved from modules.dep
+#                       (default 'drm drm_shmem_helper gpu-sched'; '' for none)
+#   --insmod 'P [ARGS]' a module in the payload (path relative to DIR) to
+#                       insmod after --modules, with optional parameters;
+#                       may be repeated, loaded in order
+#   --append 'ARGS'     extra kernel command line arguments
+#   --log FILE          where to keep the console log (default
+#                       $MXACCEL_CACHE/logs/run-<series>-<time>-<pid>.log;
+#                       logs older than 7 days there are pruned)
+#   -v, --verbose       also stream the whole console to stderr
+#
+# Output: the payload's output (TAP) on stdout as it runs; errors, the
+# console tail on a crash or timeout, and a timing summary on stderr.
+#
+# After the run, the guest's dmesg from the start of /init on is scanned
+# for BUG:, WARNING:, Oops, general protection, KFENCE, lockdep and
+# Call Trace; the matching lines are printed and fail the run.
+#
+# Exit status:
+#   the payload's status (from the MXACCEL-VM-EXIT marker) if dmesg is clean
+#   1    the payload passed but dmesg has a splat (the payload's status if
+#        it failed as well)
+#   124  timeout
+#   125  no exit marker (guest crashed, panicked, qemu failed) or a module
+#        failed to load
+#   2    usage error
+#
+# Environment: MXACCEL_CACHE, MXACCEL_VM_ACCEL=kvm (use KVM with -cpu host
+# instead of TCG), MXACCEL_VM_MEM (MiB, 1024), MXACCEL_VM_SMP (2).
+
+set -eu
+shopt -s lastpipe # follow_console sets timing variables from a pipeline
+shopt -s extglob  # for the escape-sequence pattern in follow_console
+. "$(dirname "$0")/lib.sh"
+
+SERIES=
+PAYLOAD=
+CMD=
+TIMEOUT=300
+MODULES='drm drm_shmem_helper gpu-sched'
+INSMOD_ARGS=()
+APPEND=
+LOG=
+VERBOSE=0
+
+SPLAT_RE='BUG:|WARNING:|Oops|general protection|KFENCE|lockdep|Call Trace'
+
+usage() {
+	sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+parse_args() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-v | --verbose) VERBOSE=1; shift; continue ;;
+		-h | --help) usage ;;
+		esac
+		[ $# -ge 2 ] || usage
+		case $1 in
+		--kernel) SERIES=$2 ;;
+		--payload) PAYLOAD=$2 ;;
+		--cmd) CMD=$2 ;;
+		--timeout) TIMEOUT=$2 ;;
+		--modules) MODULES=$2 ;;
+		--insmod) INSMOD_ARGS+=(--insmod "$2") ;;
+		--append) APPEND=$2 ;;
+		--log) LOG=$2 ;;
+		*) usage ;;
+		esac
+		shift 2
+	done
+	case $SERIES in 6.1 | 6.12) ;; *) usage ;; esac
+	if [ -z "$PAYLOAD" ] || [ -z "$CMD" ]; then usage; fi
+	case $TIMEOUT in '' | *[!0-9]*) usage ;; esac
+}
+
+default_log() {
+	mkdir -p "$CACHE/logs"
+	find "$CACHE/logs" -name '*.log' -mtime +7 -delete 2>/dev/null || true
+	echo "$CACHE/logs/run-$SERIES-$(date +%Y%m%d-%H%M%S)-$$.log"
+}
+
+is_kernel_line() {
+	[[ $1 =~ ^\[\ *[0-9]+\.[0-9]+\]\  ]]
+}
+
+# Copy the console to the log and print the payload's lines as they
+# arrive.  Kernel console lines in between (errors: quiet hides the rest)
+# stay out of stdout so that it is pure payload output; they are in the
+# log, in the dmesg scan, and in the console tail printed on a crash.
+follow_console() {
+	local line in_payload=0
+	exec 3>"$LOG"
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		# SeaBIOS clears the screen; keep its escapes out of the log.
+		line=${line//$'\e'c/}
+		line=${line//$'\e['*([0-9;?])[a-zA-Z]/}
+		printf '%s\n' "$line" >&3
+		[ "$VERBOSE" = 0 ] || printf '%s\n' "$line" >&2
+		case $line in
+		*MXACCEL-VM-INIT*) T_INIT=$(now) ;;
+		*MXACCEL-VM-PAYLOAD-BEGIN*) in_payload=1 T_PAYLOAD=$(now) ;;
+		*MXACCEL-VM-PAYLOAD-END*)
+			# Output without a final newline shares the marker's line.
+			[ -z "${line%%MXACCEL-VM-PAYLOAD-END*}" ] ||
+				printf '%s\n' "${line%%MXACCEL-VM-PAYLOAD-END*}"
+			in_payload=0 T_PAYLOAD_END=$(now)
+			;;
+		*MXACCEL-VM-ERROR*) printf '%s\n' "${line#*MXACCEL-VM-ERROR }" >&2 ;;
+		*)
+			[ "$in_payload" = 1 ] || continue
+			is_kernel_line "$line" || printf '%s\n' "$line"
+			;;
+		esac
+	done
+	exec 3>&-
+}
+
+# qemu's own messages go to a separate file (not into the payload output)
+# and are appended to the log afterwards.
+append_qemu_messages() {
+	[ -s "$WORK/qemu.err" ] || return 0
+	{
+		echo "--- qemu stderr ---"
+		cat "$WORK/qemu.err"
+	} >>"$LOG"
+}
+
+print_console_tail() {
+	echo "${0##*/}: $1; console tail (log: $LOG):" >&2
+	tail -n 40 "$LOG" | sed 's/^/  /' >&2
+}
+
+exit_marker_status() {
+	sed -n 's/.*MXACCEL-VM-EXIT \([0-9][0-9]*\).*/\1/p' "$LOG" | tail -n1
+}
+
+# The guest's own dmesg dump from "mxaccel-vm: init" on (all of it if that
+# line has scrolled out of the ring buffer); if the guest died before
+# dumping it, whatever the kernel printed on the console.
+kernel_lines_to_scan() {
+	local section
+	if grep -q 'MXACCEL-VM-DMESG-END' "$LOG"; then
+		section=$(sed -n '/MXACCEL-VM-DMESG-BEGIN/,/MXACCEL-VM-DMESG-END/p' "$LOG")
+		if grep -q 'mxaccel-vm: init' <<<"$section"; then
+			section=$(sed -n '/mxaccel-vm: init/,$p' <<<"$section")
+		fi
+	else
+		section=$(cat "$LOG")
+	fi
+	grep -E '^\[ *[0-9]+\.[0-9]+\] ' <<<"$section" || true
+}
+
+# Prints the offending lines; succeeds when there are none.
+dmesg_is_clean() {
+	local splats
+	splats=$(kernel_lines_to_scan | grep -E "$SPLAT_RE" || true)
+	[ -z "$splats" ] && return 0
+	echo "${0##*/}: guest kernel reported problems (full log: $LOG):" >&2
+	printf '%s\n' "$splats" | head -n 50 >&2
+	return 1
+}
+
+seconds() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.1f", b - a }'
+}
+
+main() {
+	local t0 t_kernel t_initrd t_boot t_end status qemu_status marker
+	t0=$(now)
+	parse_args "$@"
+	[ -d "$PAYLOAD" ] || die "payload $PAYLOAD is not a directory"
+	ensure_host_tools
+	fetch_kernel "$SERIES"
+	t_kernel=$(now)
+
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm.XXXXXX")
+	trap 'rm -rf "$WORK"' EXIT
+	"$VM_DIR/initramfs.sh" --moddir "$MODDIR" --out "$WORK/initrd.gz" \
+		--modules "$MODULES" --payload "$PAYLOAD" --cmd "$CMD" \
+		${INSMOD_ARGS[@]+"${INSMOD_ARGS[@]}"}
+	t_initrd=$(now)
+
+	[ -n "$LOG" ] || LOG=$(default_log)
+	build_qemu_cmd "$VMLINUZ" "$WORK/initrd.gz" "$APPEND"
+	log "booting $KVER (timeout ${TIMEOUT} s)"
+	T_INIT='' T_PAYLOAD='' T_PAYLOAD_END=''
+	t_boot=$(now)
+	timeout -k 5 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>"$WORK/qemu.err" | follow_console
+	qemu_status=${PIPESTATUS[0]}
+	t_end=$(now)
+	append_qemu_messages
+
+	marker=$(exit_marker_status)
+	if [ "$qemu_status" = 124 ] || [ "$qemu_status" = 137 ]; then
+		print_console_tail "timed out after $TIMEOUT s"
+		status=124
+	elif [ -z "$marker" ]; then
+		print_console_tail "no exit marker (guest crashed?), qemu status $qemu_status"
+		status=125
+	else
+		status=$marker
+	fi
+	if ! dmesg_is_clean && [ "$status" = 0 ]; then
+		status=1
+	fi
+
+	log "$KVER: kernel $(seconds "$t0" "$t_kernel") s, initramfs $(seconds "$t_kernel" "$t_initrd") s," \
+		"boot to /init $(seconds "$t_boot" "$T_INIT") s, payload $(seconds "$T_PAYLOAD" "$T_PAYLOAD_END") s," \
+		"VM total $(seconds "$t_boot" "$t_end") s; exit $status; log $LOG"
+	exit "$status"
+}
+
+main "$@"

@@ -1,0 +1,4 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kselftests and end-to-end tests inside a VM booting Debian's 6.12 kernel.
+exec "$(dirname "$0")/check.sh" 6.12
