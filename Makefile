@@ -39,12 +39,14 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wpointer-arith -Wvla \
 	-Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -pthread \
-	       -D_GNU_SOURCE -Ilib/include -Ilib/core -Ilib/src
+	       -D_GNU_SOURCE -Ilib/include -Ilib/core -Ilib/src -Iuapi/drm \
+	       -I/usr/include/libdrm
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DMXA_BUILD
 LDFLAGS_ALL := $(LDFLAGS) $(SAN_FLAGS) -pthread
 
 CORE_SRCS := $(wildcard lib/core/*.c)
-LIB_SRCS := $(CORE_SRCS) $(wildcard lib/src/*.c) $(wildcard lib/cpu/*.c)
+LIB_SRCS := $(CORE_SRCS) $(wildcard lib/src/*.c) $(wildcard lib/cpu/*.c) \
+	    $(wildcard lib/accel/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 
 SONAME := libmxaccel.so.$(SOVERSION)
@@ -98,7 +100,7 @@ $(SHLIB): $(LIB_OBJS) lib/libmxaccel.map
 	$(quiet) LD $@
 	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
 		-Wl,--version-script=lib/libmxaccel.map \
-		$(LIB_OBJS) -o $@ $(LDFLAGS_ALL) -ldl -lm
+		$(LIB_OBJS) -o $@ $(LDFLAGS_ALL) -ldrm -ldl -lm
 	$(Q)ln -sf libmxaccel.so.$(VERSION) $(BUILD)/lib/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(BUILD)/lib/libmxaccel.so
 
@@ -158,7 +160,7 @@ $(BUILD)/e2e/%: tests/e2e/%.c $(STLIB) uapi/drm/mxaccel_accel.h
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
 	$(Q)$(CC) -static $(BASE_CFLAGS) -Iuapi/drm -I/usr/include/libdrm $< \
-		$(STLIB) -o $@ $(LDFLAGS_ALL) -lm
+		$(STLIB) -o $@ $(LDFLAGS_ALL) -ldrm -lm
 
 e2e: $(E2E_BINS)
 

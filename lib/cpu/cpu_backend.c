@@ -164,6 +164,7 @@ static const struct mxa_kernel cpu_kernels[] = {
 
 const struct mxa_backend mxa_cpu_backend = {
 	.name = "cpu",
+	.wraps_host = true,
 	.probe = cpu_probe,
 	.open = cpu_open,
 	.close = cpu_close,

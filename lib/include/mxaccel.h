@@ -246,6 +246,14 @@ int mxa_buffer_write(struct mxa_buffer *buf, size_t offset, const void *src,
 		     size_t size);
 int mxa_buffer_read(struct mxa_buffer *buf, size_t offset, void *dst,
 		    size_t size);
+/*
+ * Share a buffer as a dma-buf file descriptor (the caller owns *fd), or
+ * wrap a dma-buf in a buffer of dev.  -EOPNOTSUPP on devices without
+ * dma-buf support (cpu); -EBADF / -EINVAL for a bad descriptor.
+ */
+int mxa_buffer_export_dmabuf(struct mxa_buffer *buf, int *fd);
+int mxa_buffer_import_dmabuf(struct mxa_device *dev, int fd,
+			     struct mxa_buffer **out);
 
 /* --- operations ------------------------------------------------------------ */
 
@@ -284,6 +292,27 @@ int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 int mxa_gemm_async(struct mxa_device *dev, const struct mxa_matrix *a,
 		   const struct mxa_matrix *b, const struct mxa_dense *c,
 		   uint32_t flags, enum mxa_pref pref,
+		   struct mxa_fence **fence);
+
+/* One GEMM of a batch. */
+struct mxa_gemm_op {
+	const struct mxa_matrix *a;
+	const struct mxa_matrix *b;
+	const struct mxa_dense *c;
+	uint32_t flags;
+};
+
+#define MXA_BATCH_MAX 4096
+
+/*
+ * Run count (1..MXA_BATCH_MAX) GEMMs in order as one batch: on a device
+ * with queues they travel in as few submissions as the device allows.
+ * All are validated and resolved before any runs; with fence NULL the call
+ * returns when all are done, else *fence signals that (and carries the
+ * first error).  Ops run in order, so an op may read an earlier op's C.
+ */
+int mxa_gemm_batch(struct mxa_device *dev, const struct mxa_gemm_op *ops,
+		   unsigned int count, enum mxa_pref pref,
 		   struct mxa_fence **fence);
 
 /*

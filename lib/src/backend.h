@@ -34,11 +34,33 @@ struct mxa_kernel {
 	/* NULL if the kernel can run desc on dev, else why not. */
 	const char *(*reject)(struct mxa_device *dev,
 			      const struct mxa_op_desc *desc);
+	/* Run synchronously; NULL for kernels the backend queues (submit). */
 	int (*run)(struct mxa_device *dev, const struct mxa_job *job);
+};
+
+/* A validated job and the kernel it resolved to. */
+struct mxa_work {
+	const struct mxa_kernel *kernel;
+	struct mxa_job job;
+};
+
+/*
+ * A fence.  Backends with device queues embed it in their own fence
+ * object; everything else gets the thread fence of fence.c.
+ */
+struct mxa_fence_ops {
+	int (*wait)(struct mxa_fence *fence, int64_t timeout_ns);
+	/* Wait for completion, then free. */
+	void (*release)(struct mxa_fence *fence);
+};
+
+struct mxa_fence {
+	const struct mxa_fence_ops *ops;
 };
 
 struct mxa_backend {
 	const char *name;
+	bool wraps_host;	/* mxa_buffer_wrap() of host memory works */
 	/* Count devices; on 0, write why into reason. */
 	unsigned int (*probe)(char *reason, size_t size);
 	int (*open)(struct mxa_device *dev);
@@ -48,6 +70,15 @@ struct mxa_backend {
 	/* Copy between host memory and a buffer without a host mapping. */
 	int (*buf_copy)(struct mxa_buffer *buf, size_t offset, void *host,
 			size_t size, bool to_device);
+	/*
+	 * Optional: queue works whose kernels have run == NULL on the device
+	 * in order, and return a fence for the last one at once.
+	 */
+	int (*submit)(struct mxa_device *dev, const struct mxa_work *works,
+		      unsigned int count, struct mxa_fence **out);
+	/* Optional: dma-buf sharing. */
+	int (*buf_export)(struct mxa_buffer *buf, int *fd);
+	int (*buf_import)(struct mxa_buffer *buf, int fd);
 	/* Optional: worker threads of the device. */
 	int (*set_threads)(struct mxa_device *dev, unsigned int threads);
 	const struct mxa_kernel *kernels;
@@ -104,8 +135,14 @@ size_t mxa__data_stride(const struct mxa_matrix *m);
 size_t mxa__scale_stride(const struct mxa_matrix *m);
 size_t mxa__dense_stride(const struct mxa_dense *d);
 
-/* fence.c: run job on a thread of its own, signalling the fence. */
-int mxa__fence_start(struct mxa_device *dev, const struct mxa_kernel *k,
-		     const struct mxa_job *job, struct mxa_fence **out);
+/*
+ * fence.c: run works in order on a thread of their own (stopping at the
+ * first error); the fence signals when they are done.
+ */
+int mxa__fence_thread(struct mxa_device *dev, const struct mxa_work *works,
+		      unsigned int count, struct mxa_fence **out);
+
+/* The backends this build contains, in `auto` order. */
+extern const struct mxa_backend mxa_accel_backend;
 
 #endif /* MXA_BACKEND_H */

@@ -44,9 +44,9 @@ MXA_EXPORT int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
 	*out = NULL;
 	if (!size)
 		return mxa__err(-EINVAL, "buffer_wrap: size is 0");
-	if (!dev->info.host_visible)
+	if (!dev->backend->wraps_host)
 		return mxa__err(-EOPNOTSUPP,
-				"buffer_wrap: %s memory is not host memory",
+				"buffer_wrap: %s cannot use host memory; allocate its buffers",
 				dev->info.name);
 	buf = calloc(1, sizeof(*buf));
 	if (!buf)
@@ -128,5 +128,45 @@ MXA_EXPORT int mxa_buffer_read(struct mxa_buffer *buf, size_t offset,
 		return buf->dev->backend->buf_copy(buf, offset, dst, size,
 						   false);
 	memcpy(dst, (const char *)buf->host + offset, size);
+	return 0;
+}
+
+MXA_EXPORT int mxa_buffer_export_dmabuf(struct mxa_buffer *buf, int *fd)
+{
+	if (!buf || !fd)
+		return mxa__err(-EINVAL, "buffer_export_dmabuf: NULL argument");
+	if (!buf->dev->backend->buf_export || buf->wrapped)
+		return mxa__err(-EOPNOTSUPP,
+				"buffer_export_dmabuf: %s buffers cannot be shared as dma-bufs",
+				buf->dev->info.name);
+	return buf->dev->backend->buf_export(buf, fd);
+}
+
+MXA_EXPORT int mxa_buffer_import_dmabuf(struct mxa_device *dev, int fd,
+					struct mxa_buffer **out)
+{
+	struct mxa_buffer *buf;
+	int ret;
+
+	if (!dev || !out)
+		return mxa__err(-EINVAL, "buffer_import_dmabuf: NULL argument");
+	*out = NULL;
+	if (fd < 0)
+		return mxa__err(-EBADF, "buffer_import_dmabuf: fd %d", fd);
+	if (!dev->backend->buf_import)
+		return mxa__err(-EOPNOTSUPP,
+				"buffer_import_dmabuf: %s cannot import dma-bufs",
+				dev->info.name);
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	buf->dev = dev;
+	ret = dev->backend->buf_import(buf, fd);
+	if (ret) {
+		free(buf);
+		return mxa__err(ret, "buffer_import_dmabuf: %s",
+				mxa_strerror(ret));
+	}
+	*out = buf;
 	return 0;
 }

@@ -11,11 +11,12 @@
 
 /* In `auto` order: the first backend with a device wins. */
 static const struct mxa_backend *const backends[] = {
+	&mxa_accel_backend,
 	&mxa_cpu_backend,
 };
 
 /* Backends the design names that this build does not contain yet. */
-static const char *const absent_backends[] = { "accel", "cuda" };
+static const char *const absent_backends[] = { "cuda" };
 
 MXA_EXPORT unsigned int mxa_backend_count(void)
 {
@@ -113,11 +114,42 @@ static int open_on(const struct mxa_backend *b, unsigned int index,
 	return 0;
 }
 
+/*
+ * "auto": the first device in backend order (accelerators, then the CPU)
+ * that is not a conformance device; a software-engine accel device is
+ * exact but slower than the CPU's native path, so it is used only when
+ * named.
+ */
+static int open_auto(struct mxa_device **out)
+{
+	int ret = -ENODEV;
+	size_t i;
+
+	for (i = 0; i < MXA_ARRAY_SIZE(backends); i++) {
+		unsigned int n = backends[i]->probe(NULL, 0), d;
+
+		for (d = 0; d < n; d++) {
+			ret = open_on(backends[i], d, out);
+			if (ret)
+				continue;
+			if (!(*out)->info.conformance) {
+				mxa__dbg("auto: %s", (*out)->info.name);
+				return 0;
+			}
+			mxa__dbg("auto: skipping %s, a conformance device",
+				 (*out)->info.name);
+			mxa_device_close(*out);
+			*out = NULL;
+			ret = -ENODEV;
+		}
+	}
+	return mxa__err(ret, "auto: no device could be opened");
+}
+
 MXA_EXPORT int mxa_device_open(const char *name, struct mxa_device **out)
 {
 	const struct mxa_backend *b = NULL;
 	unsigned int index = 0;
-	size_t i;
 	int ret;
 
 	if (!out)
@@ -128,19 +160,8 @@ MXA_EXPORT int mxa_device_open(const char *name, struct mxa_device **out)
 		if (name && !*name)
 			name = NULL;
 	}
-	if (!name || !strcmp(name, "auto")) {
-		/*
-		 * The first backend with a device, in speed order.  Only the
-		 * cpu backend exists so far, and it always has one.
-		 */
-		ret = -ENODEV;
-		for (i = 0; i < MXA_ARRAY_SIZE(backends); i++) {
-			ret = open_on(backends[i], 0, out);
-			if (!ret)
-				return 0;
-		}
-		return mxa__err(ret, "auto: no device could be opened");
-	}
+	if (!name || !strcmp(name, "auto"))
+		return open_auto(out);
 	ret = parse_name(name, &b, &index);
 	if (ret)
 		return ret;

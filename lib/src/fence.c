@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fences for asynchronous jobs.  The generic implementation runs the job on
- * a thread of its own; backends with hardware queues will signal fences
- * from their completion path instead.
+ * Fences for asynchronous jobs: the public calls, and the generic thread
+ * fence that runs works on a thread of its own.  Backends with device
+ * queues provide fences of their own (struct mxa_fence_ops).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +10,32 @@
 
 #include "backend.h"
 
-struct mxa_fence {
+struct thread_fence {
+	struct mxa_fence base;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
 	bool done;
 	int status;
 	struct mxa_device *dev;
-	const struct mxa_kernel *kernel;
-	struct mxa_job job;
+	unsigned int count;
+	struct mxa_work works[];
 };
+
+static struct thread_fence *to_thread_fence(struct mxa_fence *f)
+{
+	return (struct thread_fence *)((char *)f -
+				       offsetof(struct thread_fence, base));
+}
 
 static void *fence_thread(void *arg)
 {
-	struct mxa_fence *f = arg;
-	int status = f->kernel->run(f->dev, &f->job);
+	struct thread_fence *f = arg;
+	int status = 0;
+	unsigned int i;
+
+	for (i = 0; i < f->count && !status; i++)
+		status = f->works[i].kernel->run(f->dev, &f->works[i].job);
 
 	pthread_mutex_lock(&f->lock);
 	f->status = status;
@@ -34,18 +45,28 @@ static void *fence_thread(void *arg)
 	return NULL;
 }
 
-int mxa__fence_start(struct mxa_device *dev, const struct mxa_kernel *k,
-		     const struct mxa_job *job, struct mxa_fence **out)
+static int thread_fence_wait(struct mxa_fence *fence, int64_t timeout_ns);
+static void thread_fence_release(struct mxa_fence *fence);
+
+static const struct mxa_fence_ops thread_fence_ops = {
+	.wait = thread_fence_wait,
+	.release = thread_fence_release,
+};
+
+int mxa__fence_thread(struct mxa_device *dev, const struct mxa_work *works,
+		      unsigned int count, struct mxa_fence **out)
 {
-	struct mxa_fence *f = calloc(1, sizeof(*f));
+	struct thread_fence *f;
 	pthread_condattr_t attr;
 	int ret;
 
+	f = calloc(1, sizeof(*f) + count * sizeof(f->works[0]));
 	if (!f)
 		return -ENOMEM;
+	f->base.ops = &thread_fence_ops;
 	f->dev = dev;
-	f->kernel = k;
-	f->job = *job;
+	f->count = count;
+	memcpy(f->works, works, count * sizeof(f->works[0]));
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -56,20 +77,19 @@ int mxa__fence_start(struct mxa_device *dev, const struct mxa_kernel *k,
 		pthread_cond_destroy(&f->cond);
 		pthread_mutex_destroy(&f->lock);
 		free(f);
-		return mxa__err(-ENOMEM, "gemm_async: cannot start a job thread: %s",
+		return mxa__err(-ENOMEM, "cannot start a job thread: %s",
 				strerror(ret));
 	}
-	*out = f;
+	*out = &f->base;
 	return 0;
 }
 
-MXA_EXPORT int mxa_fence_wait(struct mxa_fence *f, int64_t timeout_ns)
+static int thread_fence_wait(struct mxa_fence *fence, int64_t timeout_ns)
 {
+	struct thread_fence *f = to_thread_fence(fence);
 	struct timespec dl;
 	int ret = 0;
 
-	if (!f)
-		return mxa__err(-EINVAL, "fence_wait: fence is NULL");
 	if (timeout_ns > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &dl);
 		dl.tv_sec += timeout_ns / 1000000000;
@@ -94,12 +114,25 @@ MXA_EXPORT int mxa_fence_wait(struct mxa_fence *f, int64_t timeout_ns)
 	return ret;
 }
 
-MXA_EXPORT void mxa_fence_free(struct mxa_fence *f)
+static void thread_fence_release(struct mxa_fence *fence)
 {
-	if (!f)
-		return;
+	struct thread_fence *f = to_thread_fence(fence);
+
 	pthread_join(f->thread, NULL);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
+}
+
+MXA_EXPORT int mxa_fence_wait(struct mxa_fence *fence, int64_t timeout_ns)
+{
+	if (!fence)
+		return mxa__err(-EINVAL, "fence_wait: fence is NULL");
+	return fence->ops->wait(fence, timeout_ns);
+}
+
+MXA_EXPORT void mxa_fence_free(struct mxa_fence *fence)
+{
+	if (fence)
+		fence->ops->release(fence);
 }

@@ -3,6 +3,7 @@
  * The public operations: each validates its arguments, resolves a kernel
  * and runs it (or starts it, for the async variant).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -58,22 +59,67 @@ static int check_overlap(const char *what, const struct extent *out,
 	return 0;
 }
 
+/* Resolve a validated job to the kernel that will run it. */
+static int resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
+		   enum mxa_pref pref, const struct mxa_job *job,
+		   struct mxa_work *work)
+{
+	char reason[MXA_REASON_MAX];
+	int ret;
+
+	ret = mxa__resolve(dev, desc, &pref, &work->kernel, reason,
+			   sizeof(reason));
+	if (ret)
+		return ret;
+	work->job = *job;
+	mxa__dbg("%s: %s runs on %s (%s)", dev->info.name,
+		 work->kernel->name, dev->info.name,
+		 *reason ? reason : mxa_pref_name(pref));
+	return 0;
+}
+
+/*
+ * Run works in order: queued on the device when the backend can take them
+ * all, else on the calling thread (sync) or a thread of their own (async).
+ */
+static int dispatch(struct mxa_device *dev, const struct mxa_work *works,
+		    unsigned int count, struct mxa_fence **fence)
+{
+	struct mxa_fence *f;
+	bool queued = dev->backend->submit != NULL;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < count; i++)
+		queued = queued && !works[i].kernel->run;
+	if (queued) {
+		ret = dev->backend->submit(dev, works, count, fence ? fence : &f);
+		if (ret || fence)
+			return ret;
+		ret = mxa_fence_wait(f, -1);
+		mxa_fence_free(f);
+		return ret;
+	}
+	for (i = 0; i < count; i++)
+		if (!works[i].kernel->run)
+			return mxa__err(-EOPNOTSUPP,
+					"%s: kernel %s cannot be mixed with host kernels in one batch",
+					dev->info.name, works[i].kernel->name);
+	if (fence)
+		return mxa__fence_thread(dev, works, count, fence);
+	for (i = 0; i < count && !ret; i++)
+		ret = works[i].kernel->run(dev, &works[i].job);
+	return ret;
+}
+
 static int run(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	       enum mxa_pref pref, const struct mxa_job *job,
 	       struct mxa_fence **fence)
 {
-	const struct mxa_kernel *k;
-	char reason[MXA_REASON_MAX];
-	int ret;
+	struct mxa_work work;
+	int ret = resolve(dev, desc, pref, job, &work);
 
-	ret = mxa__resolve(dev, desc, &pref, &k, reason, sizeof(reason));
-	if (ret)
-		return ret;
-	mxa__dbg("%s: running %s (%s)", dev->info.name, k->name,
-		 *reason ? reason : mxa_pref_name(pref));
-	if (fence)
-		return mxa__fence_start(dev, k, job, fence);
-	return k->run(dev, job);
+	return ret ? ret : dispatch(dev, &work, 1, fence);
 }
 
 MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
@@ -156,20 +202,18 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 	return run(dev, &desc, pref, &job, NULL);
 }
 
-static int submit_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
-		const struct mxa_matrix *b, const struct mxa_dense *c,
-		uint32_t flags, enum mxa_pref pref, struct mxa_fence **fence)
+/* Validate one GEMM and describe it. */
+static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+		      const struct mxa_matrix *b, const struct mxa_dense *c,
+		      uint32_t flags, struct mxa_op_desc *desc,
+		      struct mxa_job *job)
 {
-	struct mxa_op_desc desc;
-	struct mxa_job job;
 	struct extent ec, in[4];
 	static const char *const in_names[] = { "a data", "a scale", "b data",
 						"b scale" };
 	unsigned int i;
 	int ret;
 
-	if (!dev)
-		return mxa__err(-EINVAL, "gemm: dev is NULL");
 	ret = mxa__check_matrix(dev, "gemm: a", a);
 	if (!ret)
 		ret = mxa__check_matrix(dev, "gemm: b", b);
@@ -198,13 +242,28 @@ static int submit_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 			return ret;
 	}
 
-	desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM, .a_elem = a->elem,
-				     .b_elem = b->elem, .dtype = c->dtype,
-				     .m = a->rows, .n = b->rows, .k = a->cols,
-				     .flags = flags };
-	job = (struct mxa_job){ .op = MXA_OP_GEMM, .a = *a, .b = *b,
-				.dense = *c, .flags = flags };
-	return run(dev, &desc, pref, &job, fence);
+	*desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM, .a_elem = a->elem,
+				      .b_elem = b->elem, .dtype = c->dtype,
+				      .m = a->rows, .n = b->rows,
+				      .k = a->cols, .flags = flags };
+	*job = (struct mxa_job){ .op = MXA_OP_GEMM, .a = *a, .b = *b,
+				 .dense = *c, .flags = flags };
+	return 0;
+}
+
+static int submit_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
+		       const struct mxa_matrix *b, const struct mxa_dense *c,
+		       uint32_t flags, enum mxa_pref pref,
+		       struct mxa_fence **fence)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "gemm: dev is NULL");
+	ret = check_gemm(dev, a, b, c, flags, &desc, &job);
+	return ret ? ret : run(dev, &desc, pref, &job, fence);
 }
 
 MXA_EXPORT int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
@@ -224,4 +283,41 @@ MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
 		return mxa__err(-EINVAL, "gemm_async: fence is NULL");
 	*fence = NULL;
 	return submit_gemm(dev, a, b, c, flags, pref, fence);
+}
+
+MXA_EXPORT int mxa_gemm_batch(struct mxa_device *dev,
+			      const struct mxa_gemm_op *ops,
+			      unsigned int count, enum mxa_pref pref,
+			      struct mxa_fence **fence)
+{
+	struct mxa_work *works;
+	unsigned int i;
+	int ret = 0;
+
+	if (fence)
+		*fence = NULL;
+	if (!dev || !ops)
+		return mxa__err(-EINVAL, "gemm_batch: NULL argument");
+	if (!count || count > MXA_BATCH_MAX)
+		return mxa__err(-EINVAL, "gemm_batch: count %u is not 1..%u",
+				count, MXA_BATCH_MAX);
+	works = calloc(count, sizeof(*works));
+	if (!works)
+		return -ENOMEM;
+	/* Everything is validated and resolved before anything runs. */
+	for (i = 0; i < count && !ret; i++) {
+		struct mxa_op_desc desc;
+		struct mxa_job job;
+
+		ret = check_gemm(dev, ops[i].a, ops[i].b, ops[i].c,
+				 ops[i].flags, &desc, &job);
+		if (!ret)
+			ret = resolve(dev, &desc, pref, &job, &works[i]);
+		if (ret)
+			mxa__dbg("gemm_batch: op %u rejected", i);
+	}
+	if (!ret)
+		ret = dispatch(dev, works, count, fence);
+	free(works);
+	return ret;
 }

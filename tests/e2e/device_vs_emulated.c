@@ -153,19 +153,14 @@ static void fill_codes(uint8_t *p, size_t n, enum mxa_elem e)
 	}
 }
 
+/* Mostly moderate scales, one in 16 an extreme: 2^-127, 2^-126, 2^127, NaN. */
 static void fill_scales(uint8_t *p, size_t n)
 {
+	static const uint8_t extreme[] = { 0, 1, 254, 255 };
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		switch (below(16)) {
-		case 0:
-			p[i] = (uint8_t[]){ 0, 1, 254, 255 }[below(4)];
-			break;
-		default:
-			p[i] = (uint8_t)(112 + below(32));
-		}
-	}
+	for (i = 0; i < n; i++)
+		p[i] = below(16) ? (uint8_t)(112 + below(32)) : extreme[below(4)];
 }
 
 static struct mxa_device *cpu;

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The accel backend: "accel:N" is the N-th mxaccel node.  Buffers are
+ * buffer objects mapped into the process; GEMM and QUANTIZE go to the
+ * device's queue.  A device backed by the software engine is a conformance
+ * device: exact, never picked by "auto", and without a NATIVE kernel.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "accel.h"
+#include "mxaccel_accel.h"
+#include "mxcore.h"
+
+#define ACCEL_MAX_NODES 64
+
+static unsigned int accel_probe(char *reason, size_t size)
+{
+	struct accel_node nodes[ACCEL_MAX_NODES];
+
+	return accel_discover(nodes, ACCEL_MAX_NODES, reason, size);
+}
+
+static int get_param(struct accel_device *ad, uint32_t param, uint64_t *out)
+{
+	struct drm_mxaccel_get_param gp = { .param = param };
+	int ret = accel_ioctl(ad->fd, DRM_IOCTL_MXACCEL_GET_PARAM, &gp);
+
+	if (ret)
+		return mxa__err(ret, "%s: GET_PARAM %u: %s", ad->path, param,
+				mxa_strerror(ret));
+	*out = gp.value;
+	return 0;
+}
+
+static int read_caps(struct accel_device *ad)
+{
+	int ret;
+
+	ret = get_param(ad, DRM_MXACCEL_PARAM_UAPI_VERSION, &ad->uapi);
+	if (!ret && ad->uapi < DRM_MXACCEL_UAPI_VERSION)
+		ret = mxa__err(-ENODEV, "%s: uapi version %llu, need %d",
+			       ad->path, (unsigned long long)ad->uapi,
+			       DRM_MXACCEL_UAPI_VERSION);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_ENGINE_KIND,
+				&ad->engine_kind);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_ELEM_MASK, &ad->elem_mask);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_OP_MASK, &ad->op_mask);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_SCALE_MODE_MASK,
+				&ad->mode_mask);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_MAX_DIM, &ad->max_dim);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_MAX_OPS, &ad->max_ops);
+	return ret;
+}
+
+static int accel_open(struct mxa_device *dev)
+{
+	struct accel_node nodes[ACCEL_MAX_NODES];
+	unsigned int n = accel_discover(nodes, ACCEL_MAX_NODES, NULL, 0);
+	struct accel_device *ad;
+	bool soft;
+	int ret;
+
+	if (dev->index >= n)
+		return -ENODEV;
+	ad = calloc(1, sizeof(*ad));
+	if (!ad)
+		return -ENOMEM;
+	mxa__strlcpy(ad->path, nodes[dev->index].path, sizeof(ad->path));
+	pthread_mutex_init(&ad->lock, NULL);
+	ad->fd = open(ad->path, O_RDWR | O_CLOEXEC);
+	if (ad->fd < 0) {
+		ret = mxa__err(-errno, "%s: %s", ad->path, strerror(errno));
+		goto err_free;
+	}
+	ret = read_caps(ad);
+	if (ret)
+		goto err_close;
+	dev->priv = ad;
+
+	soft = ad->engine_kind == DRM_MXACCEL_ENGINE_SOFTWARE;
+	snprintf(dev->info.name, sizeof(dev->info.name), "accel:%u",
+		 dev->index);
+	mxa__strlcpy(dev->info.backend, "accel", sizeof(dev->info.backend));
+	snprintf(dev->info.description, sizeof(dev->info.description),
+		 "mxaccel %s engine on %s (uapi %llu)%s",
+		 soft ? "software" : "hardware", ad->path,
+		 (unsigned long long)ad->uapi,
+		 soft ? "; conformance device: exact, no native kernels, never picked by auto" :
+			"");
+	dev->info.host_visible = 1;
+	dev->info.conformance = soft;
+	return 0;
+
+err_close:
+	close(ad->fd);
+err_free:
+	pthread_mutex_destroy(&ad->lock);
+	free(ad);
+	return ret;
+}
+
+static void accel_close(struct mxa_device *dev)
+{
+	struct accel_device *ad = accel_dev(dev);
+
+	/* Fences hold their queue; the device's own reference goes here. */
+	if (ad->queue)
+		accel_queue_put(ad, ad->queue);
+	close(ad->fd);
+	pthread_mutex_destroy(&ad->lock);
+	free(ad);
+}
+
+static int map_bo(struct accel_device *ad, struct mxa_buffer *buf,
+		  uint32_t handle, uint64_t offset, size_t size)
+{
+	struct accel_bo *bo = calloc(1, sizeof(*bo));
+	void *p;
+
+	if (!bo)
+		return -ENOMEM;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, ad->fd,
+		 (off_t)offset);
+	if (p == MAP_FAILED) {
+		free(bo);
+		return mxa__err(-errno, "%s: mmap of %zu bytes: %s", ad->path,
+				size, strerror(errno));
+	}
+	bo->handle = handle;
+	bo->map_size = size;
+	buf->priv = bo;
+	buf->host = p;
+	return 0;
+}
+
+static void close_handle(struct accel_device *ad, uint32_t handle)
+{
+	struct drm_gem_close gc = { .handle = handle };
+
+	accel_ioctl(ad->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+}
+
+static int accel_buf_alloc(struct mxa_buffer *buf)
+{
+	struct accel_device *ad = accel_dev(buf->dev);
+	struct drm_mxaccel_bo_create bc = { .size = buf->size };
+	int ret = accel_ioctl(ad->fd, DRM_IOCTL_MXACCEL_BO_CREATE, &bc);
+
+	if (ret)
+		return mxa__err(ret, "%s: BO_CREATE of %zu bytes: %s", ad->path,
+				buf->size, mxa_strerror(ret));
+	ret = map_bo(ad, buf, bc.handle, bc.mmap_offset, buf->size);
+	if (ret)
+		close_handle(ad, bc.handle);
+	return ret;
+}
+
+static void accel_buf_free(struct mxa_buffer *buf)
+{
+	struct accel_device *ad = accel_dev(buf->dev);
+	struct accel_bo *bo = accel_bo(buf);
+
+	munmap(buf->host, bo->map_size);
+	close_handle(ad, bo->handle);
+	free(bo);
+}
+
+static int accel_buf_export(struct mxa_buffer *buf, int *fd)
+{
+	struct accel_device *ad = accel_dev(buf->dev);
+
+	if (drmPrimeHandleToFD(ad->fd, accel_bo(buf)->handle,
+			       DRM_CLOEXEC | DRM_RDWR, fd))
+		return mxa__err(-errno, "%s: PRIME export: %s", ad->path,
+				strerror(errno));
+	return 0;
+}
+
+static int accel_buf_import(struct mxa_buffer *buf, int fd)
+{
+	struct accel_device *ad = accel_dev(buf->dev);
+	struct drm_mxaccel_bo_info bi = { 0 };
+	uint32_t handle;
+	int ret;
+
+	if (drmPrimeFDToHandle(ad->fd, fd, &handle))
+		return mxa__err(-errno, "%s: PRIME import: %s", ad->path,
+				strerror(errno));
+	bi.handle = handle;
+	ret = accel_ioctl(ad->fd, DRM_IOCTL_MXACCEL_BO_INFO, &bi);
+	if (!ret) {
+		buf->size = bi.size;
+		ret = map_bo(ad, buf, handle, bi.mmap_offset, bi.size);
+	}
+	if (ret)
+		close_handle(ad, handle);
+	return ret;
+}
+
+static int accel_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
+			  size_t size, bool to_device)
+{
+	(void)buf;
+	(void)offset;
+	(void)host;
+	(void)size;
+	(void)to_device;
+	return -EOPNOTSUPP;	/* buffer objects are always mapped */
+}
+
+/* What the device itself says it cannot do. */
+static const char *accel_reject(struct mxa_device *dev,
+				const struct mxa_op_desc *d)
+{
+	struct accel_device *ad = accel_dev(dev);
+	uint32_t kind = d->op == MXA_OP_GEMM ? DRM_MXACCEL_OP_GEMM :
+			DRM_MXACCEL_OP_QUANTIZE;
+
+	if (!(ad->op_mask & (1ull << kind)))
+		return "the device does not run this operation";
+	if (!(ad->elem_mask & (1ull << d->a_elem)) ||
+	    (d->op == MXA_OP_GEMM && !(ad->elem_mask & (1ull << d->b_elem))))
+		return "the device does not support this element type";
+	if (d->op == MXA_OP_QUANTIZE && !(ad->mode_mask & (1ull << d->mode)))
+		return "the device does not support this scale mode";
+	if (d->m > ad->max_dim || d->n > ad->max_dim || d->k > ad->max_dim)
+		return "a dimension is above the device's limit";
+	return NULL;
+}
+
+/* Dequantization is not a device op: exact, on the host, on the mapping. */
+static int accel_dequantize_host(struct mxa_device *dev,
+				 const struct mxa_job *job)
+{
+	const struct mxa_matrix *m = &job->a;
+	const struct mxa_dense *d = &job->dense;
+	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
+	enum mxcore_dtype dt = d->dtype == MXA_DTYPE_BF16 ? MXCORE_BF16 :
+							    MXCORE_F32;
+	const uint8_t *data = (const uint8_t *)m->data->host + m->data_offset;
+	const uint8_t *scales = (const uint8_t *)m->scale->host +
+				m->scale_offset;
+	uint32_t r, i, blocks = m->cols / MXCORE_BLOCK;
+
+	(void)dev;
+	for (r = 0; r < m->rows; r++) {
+		const uint8_t *row = data + (size_t)r * mxa__data_stride(m);
+		uint8_t *out = (uint8_t *)d->buf->host + d->offset +
+			       (size_t)r * mxa__dense_stride(d);
+
+		for (i = 0; i < m->cols; i++) {
+			size_t si = m->scale_layout == MXA_LAYOUT_SWIZZLED ?
+				mxcore_swizzle_index(m->rows, blocks, r,
+						     i / MXCORE_BLOCK) :
+				(size_t)r * mxa__scale_stride(m) +
+				i / MXCORE_BLOCK;
+			uint32_t v = mxcore_dequantize(elem,
+						       mxcore_get_code(elem, row, i),
+						       scales[si], dt);
+
+			if (dt == MXCORE_BF16) {
+				uint16_t h = (uint16_t)v;
+
+				memcpy(out + 2 * (size_t)i, &h, 2);
+			} else {
+				memcpy(out + 4 * (size_t)i, &v, 4);
+			}
+		}
+	}
+	return 0;
+}
+
+static const struct mxa_kernel accel_kernels[] = {
+	{
+		.name = "accel-gemm",
+		.summary = "the device's engine; the software engine computes exactly (integer block dots, one rounding)",
+		.op = MXA_OP_GEMM,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.reject = accel_reject,
+	},
+	{
+		.name = "accel-quantize",
+		.summary = "the device's engine, bit-exact with torchao",
+		.op = MXA_OP_QUANTIZE,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.reject = accel_reject,
+	},
+	{
+		.name = "accel-dequantize-host",
+		.summary = "exact dequantization by the host CPU on the mapped buffer objects (not a device operation)",
+		.op = MXA_OP_DEQUANTIZE,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.run = accel_dequantize_host,
+	},
+};
+
+const struct mxa_backend mxa_accel_backend = {
+	.name = "accel",
+	.probe = accel_probe,
+	.open = accel_open,
+	.close = accel_close,
+	.buf_alloc = accel_buf_alloc,
+	.buf_free = accel_buf_free,
+	.buf_copy = accel_buf_copy,
+	.buf_export = accel_buf_export,
+	.buf_import = accel_buf_import,
+	.submit = accel_submit,
+	.kernels = accel_kernels,
+	.n_kernels = MXA_ARRAY_SIZE(accel_kernels),
+};

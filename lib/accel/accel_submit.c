@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Jobs to the device: works become struct drm_mxaccel_op, travel in as few
+ * SUBMITs as the device's op limit allows, and complete through the
+ * queue's timeline syncobj.  A fence waits for the last point with
+ * drmSyncobjTimelineWait() and then reads every job's status.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xf86drm.h>
+
+#include "accel.h"
+#include "mxaccel_accel.h"
+
+struct accel_fence {
+	struct mxa_fence base;
+	struct mxa_device *dev;
+	struct accel_queue *queue;
+	unsigned int count;
+	int status;			/* cached once complete */
+	bool complete;
+	uint64_t seqnos[];		/* one per SUBMIT, in order */
+};
+
+static struct accel_fence *to_accel_fence(struct mxa_fence *f)
+{
+	return (struct accel_fence *)f;
+}
+
+static void encode_mx(struct drm_mxaccel_mx_operand *o,
+		      const struct mxa_matrix *m)
+{
+	o->data_handle = accel_bo(m->data)->handle;
+	o->scale_handle = accel_bo(m->scale)->handle;
+	o->data_offset = m->data_offset;
+	o->data_stride = m->data_stride;
+	o->scale_offset = m->scale_offset;
+	o->scale_stride = m->scale_stride;
+	o->elem = m->elem;
+	o->scale_layout = m->scale_layout == MXA_LAYOUT_SWIZZLED ?
+			  DRM_MXACCEL_LAYOUT_SWIZZLED : DRM_MXACCEL_LAYOUT_PLAIN;
+}
+
+static void encode(struct drm_mxaccel_op *op, const struct mxa_job *job)
+{
+	memset(op, 0, sizeof(*op));
+	op->c.handle = accel_bo(job->dense.buf)->handle;
+	op->c.dtype = job->dense.dtype == MXA_DTYPE_BF16 ?
+		      DRM_MXACCEL_DTYPE_BF16 : DRM_MXACCEL_DTYPE_F32;
+	op->c.offset = job->dense.offset;
+	op->c.stride = job->dense.stride;
+	encode_mx(&op->a, &job->a);
+	op->m = job->a.rows;
+	op->k = job->a.cols;
+	if (job->op == MXA_OP_GEMM) {
+		op->kind = DRM_MXACCEL_OP_GEMM;
+		op->flags = job->flags & MXA_GEMM_ACCUMULATE ?
+			    DRM_MXACCEL_OP_ACCUMULATE : 0;
+		op->n = job->b.rows;
+		encode_mx(&op->b, &job->b);
+	} else {
+		op->kind = DRM_MXACCEL_OP_QUANTIZE;
+		op->scale_mode = job->mode;
+	}
+}
+
+static int64_t deadline(int64_t timeout_ns)
+{
+	struct timespec ts;
+	int64_t now;
+
+	if (timeout_ns < 0)
+		return INT64_MAX;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
+}
+
+/* Status of job seqno, which has completed. */
+static int job_status(struct accel_fence *f, uint64_t seqno)
+{
+	struct drm_mxaccel_job_wait jw = { .queue_id = f->queue->id,
+					   .seqno = seqno };
+	int ret = accel_ioctl(f->queue->fd, DRM_IOCTL_MXACCEL_JOB_WAIT, &jw);
+
+	return ret ? ret : jw.status;
+}
+
+static int accel_fence_wait(struct mxa_fence *fence, int64_t timeout_ns)
+{
+	struct accel_fence *f = to_accel_fence(fence);
+	uint64_t point = f->seqnos[f->count - 1];
+	uint32_t handle = f->queue->syncobj;
+	unsigned int i;
+	int ret;
+
+	if (f->complete)
+		return f->status;
+	ret = drmSyncobjTimelineWait(f->queue->fd, &handle, &point, 1,
+				     deadline(timeout_ns),
+				     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+				     NULL);
+	if (ret == -ETIME || ret == -ETIMEDOUT)
+		return -ETIME;
+	if (ret)
+		return mxa__err(ret, "%s: syncobj wait: %s",
+				f->dev->info.name, mxa_strerror(ret));
+	/* Jobs of a queue finish in order: all are done; report the first. */
+	for (i = 0; i < f->count && !ret; i++)
+		ret = job_status(f, f->seqnos[i]);
+	/* A timed-out job makes its queue guilty: use a fresh one next. */
+	if (ret == -ETIMEDOUT || ret == -ECANCELED)
+		f->queue->guilty = true;
+	f->status = ret;
+	f->complete = true;
+	if (ret)
+		mxa__dbg("%s: job failed: %s", f->dev->info.name,
+			 mxa_strerror(ret));
+	return ret;
+}
+
+static void accel_fence_release(struct mxa_fence *fence)
+{
+	struct accel_fence *f = to_accel_fence(fence);
+
+	accel_fence_wait(fence, -1);
+	accel_queue_put(accel_dev(f->dev), f->queue);
+	free(f);
+}
+
+static const struct mxa_fence_ops accel_fence_ops = {
+	.wait = accel_fence_wait,
+	.release = accel_fence_release,
+};
+
+static int submit_chunk(struct accel_queue *q, struct drm_mxaccel_op *ops,
+			unsigned int count, uint64_t *seqno)
+{
+	struct drm_mxaccel_submit s = {
+		.queue_id = q->id,
+		.ops = (uintptr_t)ops,
+		.op_count = count,
+		.op_size = sizeof(*ops),
+	};
+	int ret = accel_ioctl(q->fd, DRM_IOCTL_MXACCEL_SUBMIT, &s);
+
+	*seqno = s.seqno;
+	return ret;
+}
+
+int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
+		 unsigned int count, struct mxa_fence **out)
+{
+	struct accel_device *ad = accel_dev(dev);
+	unsigned int per = ad->max_ops ? (unsigned int)ad->max_ops : 1;
+	unsigned int chunks = (count + per - 1) / per, i;
+	struct drm_mxaccel_op *ops;
+	struct accel_fence *f;
+	int ret;
+
+	ops = calloc(count, sizeof(*ops));
+	f = calloc(1, sizeof(*f) + chunks * sizeof(f->seqnos[0]));
+	if (!ops || !f) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < count; i++)
+		encode(&ops[i], &works[i].job);
+	ret = accel_queue_get(ad, &f->queue);
+	if (ret)
+		goto err_free;
+	f->base.ops = &accel_fence_ops;
+	f->dev = dev;
+	for (i = 0; i < chunks; i++) {
+		unsigned int n = count - i * per < per ? count - i * per : per;
+
+		ret = submit_chunk(f->queue, ops + i * per, n, &f->seqnos[i]);
+		if (ret)
+			break;
+		f->count++;
+	}
+	if (ret) {
+		mxa__dbg("%s: SUBMIT: %s", dev->info.name, mxa_strerror(ret));
+		/* Earlier chunks are queued: their fence still has to end. */
+		if (f->count) {
+			accel_fence_release(&f->base);
+			f = NULL;
+		} else {
+			accel_queue_put(ad, f->queue);
+		}
+		goto err_free;
+	}
+	free(ops);
+	*out = &f->base;
+	return 0;
+
+err_free:
+	free(ops);
+	free(f);
+	return ret;
+}
