@@ -80,7 +80,8 @@ KREL = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
 
-.PHONY: all lib tools tests demo check install uninstall clean deps module e2e vm-shell
+.PHONY: all lib tools tests demo check install uninstall clean deps module e2e \
+	e2e-lib vm-shell vm-demo vm-bench
 
 all: lib tools
 
@@ -152,17 +153,43 @@ module:
 	echo "built $$out/mxaccel.ko"
 
 # End-to-end tests that run inside the test VMs: static, so the guest
-# needs no libraries.
+# needs no libraries.  Each links tests/e2e/common, whose ioctl() wrapper
+# counts the SUBMITs the library makes.
 E2E_SRCS := $(wildcard tests/e2e/*.c)
 E2E_BINS := $(E2E_SRCS:tests/e2e/%.c=$(BUILD)/e2e/%)
+E2E_COMMON := tests/e2e/common/e2e.c
+E2E_DEPS := $(E2E_COMMON) tests/e2e/common/e2e.h $(STLIB) \
+	    uapi/drm/mxaccel_accel.h
+E2E_CC = $(CC) -static $(BASE_CFLAGS) -Itests/e2e/common $< $(E2E_COMMON) \
+	 $(STLIB) -o $@ $(LDFLAGS_ALL) -Wl,--wrap=ioctl -ldrm -lm
 
-$(BUILD)/e2e/%: tests/e2e/%.c $(STLIB) uapi/drm/mxaccel_accel.h
+$(BUILD)/e2e/%: tests/e2e/%.c $(E2E_DEPS)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
-	$(Q)$(CC) -static $(BASE_CFLAGS) -Iuapi/drm -I/usr/include/libdrm $< \
+	$(Q)$(E2E_CC)
+
+# The library tests again, static, for the VM: check.sh runs them there
+# with MXACCEL_TEST_DEVICE=accel:0.
+E2E_LIB_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/e2e-lib/%)
+
+$(BUILD)/e2e-lib/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) -static $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) \
 		$(STLIB) -o $@ $(LDFLAGS_ALL) -ldrm -lm
 
-e2e: $(E2E_BINS)
+# Benchmarks that run in the VM (static): make vm-bench.
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+
+$(BUILD)/bench/%: tests/bench/%.c $(E2E_DEPS)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(E2E_CC)
+
+e2e: $(E2E_BINS) e2e-lib $(BENCH_BINS)
+
+e2e-lib: $(E2E_LIB_BINS)
 
 # An interactive shell in a VM with the module loaded: make vm-shell VM=6.12
 VM ?= 6.12
@@ -170,7 +197,8 @@ vm-shell:
 	@eval "$$(tests/vm/kernel.sh $(VM))" && \
 	$(MAKE) -s module KDIR="$$KDIR" && \
 	p=$$(mktemp -d) && cp "build/module/$$KVER/mxaccel.ko" $$p/ && \
-	tests/vm/shell.sh --kernel $(VM) --payload $$p
+	{ tests/vm/shell.sh --kernel $(VM) --payload $$p --insmod mxaccel.ko; \
+	  rc=$$?; rm -rf $$p; exit $$rc; }
 
 demo: deps all
 	$(DEMO)
@@ -200,6 +228,6 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc $(DESTDIR)$(BINDIR)/mxaccel
 
 clean:
-	rm -rf build
+	rm -rf build driver/mxaccel_config.h
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BUILD)/tools/demo.d

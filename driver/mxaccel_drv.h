@@ -31,6 +31,7 @@ struct mxaccel_file {
 	struct mxaccel_device *mdev;
 	struct drm_file *file;
 	struct xarray queues;		/* queue id -> struct mxaccel_queue */
+	u32 next_queue_id;		/* ids are never reused */
 	struct mutex lock;		/* serialises queue create/destroy */
 	unsigned int n_queues;
 };

@@ -3,6 +3,7 @@
  * Module parameters: how many software devices, job timeout, queues per
  * file, debug output, and a test hook that makes jobs hang.
  */
+#include <linux/kernel.h>
 #include <linux/moduleparam.h>
 
 #include "mxaccel_drv.h"
@@ -14,9 +15,30 @@ MODULE_PARM_DESC(num_devices,
 		 "Software engine devices to create (default 1, max 8)");
 
 unsigned int mxaccel_job_timeout_ms = 10000;
-module_param_named(job_timeout_ms, mxaccel_job_timeout_ms, uint, 0644);
+
+/* A zero timeout would fail every job at once: refuse it. */
+static int set_job_timeout(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret = kstrtouint(val, 0, &ms);
+
+	if (ret)
+		return ret;
+	if (!ms || ms > 3600 * 1000)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = ms;
+	return 0;
+}
+
+static const struct kernel_param_ops job_timeout_ops = {
+	.set = set_job_timeout,
+	.get = param_get_uint,
+};
+
+module_param_cb(job_timeout_ms, &job_timeout_ops, &mxaccel_job_timeout_ms,
+		0644);
 MODULE_PARM_DESC(job_timeout_ms,
-		 "Job timeout in ms for queues created afterwards (default 10000)");
+		 "Job timeout in ms (1..3600000) for queues created afterwards (default 10000)");
 
 unsigned int mxaccel_max_queues = 16;
 module_param_named(max_queues, mxaccel_max_queues, uint, 0644);

@@ -41,8 +41,13 @@ void mxaccel_queue_job_add(struct mxaccel_queue *q, u64 seqno,
 
 void mxaccel_queue_job_done(struct mxaccel_queue *q, u64 seqno, int error)
 {
-	/* A failed job's status outlives it; successes need no entry. */
-	if (error)
+	u64 guilty = READ_ONCE(q->guilty_seqno);
+
+	/*
+	 * A failed job's status outlives it; successes need no entry, nor do
+	 * the cancellations after a timeout (finished_status() derives them).
+	 */
+	if (error && !(guilty && seqno > guilty && error == -ECANCELED))
 		xa_store(&q->errors, seqno, xa_mk_value(-error), GFP_KERNEL);
 	dma_fence_put(xa_erase(&q->jobs, seqno));
 }
@@ -160,8 +165,9 @@ int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 		goto out_unlock;
 	}
 	/* The handle is created last: a syncobj handle cannot be taken back. */
-	ret = xa_alloc(&mfile->queues, &id, q, xa_limit_32b, GFP_KERNEL);
-	if (ret)
+	ret = xa_alloc_cyclic(&mfile->queues, &id, q, xa_limit_32b,
+			      &mfile->next_queue_id, GFP_KERNEL);
+	if (ret < 0)
 		goto err_destroy;
 	ret = drm_syncobj_get_handle(file, q->syncobj, &handle);
 	if (ret)
@@ -225,8 +231,11 @@ void mxaccel_queue_destroy_all(struct mxaccel_file *mfile)
 static int finished_status(struct mxaccel_queue *q, u64 seqno)
 {
 	void *e = xa_load(&q->errors, seqno);
+	u64 guilty = READ_ONCE(q->guilty_seqno);
 
-	return e ? -(int)xa_to_value(e) : 0;
+	if (e)
+		return -(int)xa_to_value(e);
+	return guilty && seqno > guilty ? -ECANCELED : 0;
 }
 
 /*

@@ -21,6 +21,7 @@ struct mxaccel_queue {
 	struct drm_gpu_scheduler sched;
 	struct drm_sched_entity entity;
 	atomic_t guilty;		/* set by a timeout */
+	u64 guilty_seqno;		/* the job that timed out, or 0 */
 	bool dying;			/* being destroyed: abort, do not run */
 
 	struct drm_syncobj *syncobj;

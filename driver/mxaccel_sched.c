@@ -80,6 +80,7 @@ static enum drm_gpu_sched_stat mxaccel_timedout_job(struct drm_sched_job *sched_
 	struct mxaccel_engine *engine = q->mfile->mdev->engine;
 
 	if (mxaccel_job_abort(job, -ETIMEDOUT)) {
+		WRITE_ONCE(q->guilty_seqno, job->seqno);
 		atomic_set(&q->guilty, 1);
 		if (engine->ops->abort)
 			engine->ops->abort(engine, job, -ETIMEDOUT);

@@ -111,7 +111,8 @@ static u64 dense_stride(const struct drm_mxaccel_dense_operand *d, u32 cols)
 	       (u64)cols * (d->dtype == DRM_MXACCEL_DTYPE_BF16 ? 2 : 4);
 }
 
-static void gemm_row(const struct drm_mxaccel_op *op,
+/* One row of C; a long row checks every 64 columns whether to stop. */
+static void gemm_row(struct mxaccel_job *job, const struct drm_mxaccel_op *op,
 		     const struct mxaccel_op_ptrs *p, u32 i)
 {
 	enum mxcore_elem ea = op->a.elem, eb = op->b.elem;
@@ -138,6 +139,8 @@ static void gemm_row(const struct drm_mxaccel_op *op,
 				eb, brow + kb * bblk,
 				p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
 		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
+		if (!((j + 1) % 64) && soft_stop_reason(job))
+			return;
 	}
 }
 
@@ -170,7 +173,7 @@ static void soft_chunk_work(struct work_struct *work)
 
 	for (r = c->row0; r < c->row1 && !soft_stop_reason(job); r++) {
 		if (op->kind == DRM_MXACCEL_OP_GEMM)
-			gemm_row(op, &job->ptrs[c->op], r);
+			gemm_row(job, op, &job->ptrs[c->op], r);
 		else
 			quantize_row(op, &job->ptrs[c->op], r);
 		cond_resched();
@@ -290,6 +293,17 @@ static const struct mxaccel_engine_ops soft_engine_ops = {
 struct mxaccel_engine *mxaccel_soft_engine_create(struct mxaccel_device *mdev)
 {
 	struct soft_engine *se;
+
+	/* The uapi's enums are handed to the MX core unchanged. */
+	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E4M3 - (int)MXCORE_E4M3);
+	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E5M2 - (int)MXCORE_E5M2);
+	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E2M3 - (int)MXCORE_E2M3);
+	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E3M2 - (int)MXCORE_E3M2);
+	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E2M1 - (int)MXCORE_E2M1);
+	BUILD_BUG_ON((int)DRM_MXACCEL_SCALE_FLOOR - (int)MXCORE_FLOOR);
+	BUILD_BUG_ON((int)DRM_MXACCEL_SCALE_RCEIL - (int)MXCORE_RCEIL);
+	BUILD_BUG_ON((int)DRM_MXACCEL_SCALE_CEIL - (int)MXCORE_CEIL);
+	BUILD_BUG_ON((int)DRM_MXACCEL_SCALE_EVEN - (int)MXCORE_EVEN);
 
 	se = kzalloc(sizeof(*se), GFP_KERNEL);
 	if (!se)

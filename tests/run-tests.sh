@@ -6,7 +6,7 @@
 # 77 or 4 skip, anything else fail.  MXACCEL_TEST_TIMEOUT overrides the
 # per-test limit in seconds.
 set -u
-timeout_s=${MXACCEL_TEST_TIMEOUT:-300}
+timeout_s=${MXACCEL_TEST_TIMEOUT:-900}
 logdir=${MXACCEL_BUILD:-build/rel}/test-logs
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 n=0

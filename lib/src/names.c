@@ -6,6 +6,18 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mxcore.h"
+
+/* Public enums are handed to the MX core unchanged. */
+_Static_assert(MXA_ELEM_E4M3 == (int)MXCORE_E4M3 &&
+	       MXA_ELEM_E5M2 == (int)MXCORE_E5M2 &&
+	       MXA_ELEM_E2M3 == (int)MXCORE_E2M3 &&
+	       MXA_ELEM_E3M2 == (int)MXCORE_E3M2 &&
+	       MXA_ELEM_E2M1 == (int)MXCORE_E2M1, "element enums drifted");
+_Static_assert(MXA_SCALE_FLOOR == (int)MXCORE_FLOOR &&
+	       MXA_SCALE_RCEIL == (int)MXCORE_RCEIL &&
+	       MXA_SCALE_CEIL == (int)MXCORE_CEIL &&
+	       MXA_SCALE_EVEN == (int)MXCORE_EVEN, "scale mode enums drifted");
 
 struct name_entry {
 	const char *name;

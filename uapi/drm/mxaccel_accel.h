@@ -216,12 +216,12 @@ struct drm_mxaccel_bo_wait {
 /**
  * struct drm_mxaccel_queue_create - create a job queue
  * @flags: Input: must be zero.
- * @queue_id: Output: queue id, private to this file.  -EBUSY if the file
- *	holds DRM_MXACCEL_PARAM_MAX_QUEUES queues already.
+ * @queue_id: Output: queue id, private to this file and never reused by
+ *	it.  -EBUSY if the file holds DRM_MXACCEL_PARAM_MAX_QUEUES queues.
  * @syncobj: Output: handle of the queue's timeline syncobj; point N
  *	signals when the queue's job N (the seqno SUBMIT returned) is done.
  *	It belongs to the file; destroying the queue does not destroy it.
- * @pad: Output: zero.
+ * @pad: Input: must be zero.
  */
 struct drm_mxaccel_queue_create {
 	__u32 flags;
@@ -232,8 +232,9 @@ struct drm_mxaccel_queue_create {
 
 /**
  * struct drm_mxaccel_queue_destroy - destroy a queue
- * @queue_id: Input: queue id (-ENOENT if unknown).  Jobs already
- *	submitted still complete.
+ * @queue_id: Input: queue id (-ENOENT if unknown).  Jobs of the queue
+ *	still queued or running are canceled: they finish with -ECANCELED
+ *	(a running job stops at its next row).
  * @pad: Input: must be zero.
  */
 struct drm_mxaccel_queue_destroy {
@@ -348,9 +349,14 @@ struct drm_mxaccel_sync {
  *	Smaller than the first version's struct: -EINVAL; larger: bytes
  *	past what the driver knows must be zero (-E2BIG otherwise).
  * @in_syncs: Input: user pointer to @in_sync_count struct drm_mxaccel_sync
- *	the job waits for (from any queue or device).
+ *	the job waits for (from any queue or device).  Each point must have
+ *	a fence already (-EINVAL otherwise: there is no wait-for-submit);
+ *	-ENOENT for an unknown syncobj.
  * @in_sync_count: Input: at most 64 (-E2BIG).
- * @sync_size: Input: sizeof(struct drm_mxaccel_sync); 0 if no in_syncs.
+ * @sync_size: Input: sizeof(struct drm_mxaccel_sync) as the caller knows
+ *	it; ignored when @in_sync_count is 0.  Smaller than the first
+ *	version's struct: -EINVAL; bytes past what the driver knows must be
+ *	zero (-E2BIG).
  * @out_sync: Input: an extra syncobj point to signal on completion;
  *	handle 0 for none.
  * @seqno: Output: the job's sequence number on this queue; the queue's
@@ -383,9 +389,10 @@ struct drm_mxaccel_submit {
  * @timeout_ns: Input: absolute CLOCK_MONOTONIC deadline; 0 polls.  The
  *	ioctl fails with -ETIMEDOUT if the job is still running then.
  * @status: Output: 0 if the job succeeded, else its negative errno
- *	(-ETIMEDOUT: it hung and was stopped; -ECANCELED: its queue was
- *	guilty; -EIO: the engine failed).
- * @pad: Output: zero.
+ *	(-ETIMEDOUT: it ran past the job timeout and was stopped;
+ *	-ECANCELED: its queue was guilty or destroyed, or it timed out
+ *	before it started; -ENOMEM: the engine had no memory for it).
+ * @pad: Input: must be zero.
  */
 struct drm_mxaccel_job_wait {
 	__u32 queue_id;
