@@ -46,6 +46,7 @@ LDFLAGS_ALL := $(LDFLAGS) $(SAN_FLAGS) -pthread
 
 CORE_SRCS := $(wildcard lib/core/*.c)
 LIB_SRCS := $(CORE_SRCS) $(wildcard lib/src/*.c) $(wildcard lib/cpu/*.c) \
+	    $(wildcard lib/cpu/kernels/*/*.c) \
 	    $(wildcard lib/accel/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 

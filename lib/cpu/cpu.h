@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPU backend: its device state, thread pool, and the kernels it
- * registers (exact reference kernels and the native blocked GEMM).
+ * registers (exact reference kernels, quantization, and the native
+ * blocked GEMM with microkernels per instruction-set level).
  */
 #ifndef MXA_CPU_H
 #define MXA_CPU_H
@@ -10,11 +11,18 @@
 #include "mxcore.h"
 
 struct cpu_pool;
+struct cpu_isa;
 
 struct cpu_device {
 	struct cpu_pool *pool;
 	unsigned int threads;
+	const struct cpu_isa *isa;	/* chosen at open (cpu_isa.h) */
+	bool isa_forced;		/* by $MXACCEL_CPU_ISA */
+	size_t pack_budget;		/* bytes of packed GEMM panels at once */
 };
+
+/* Default of cpu_device.pack_budget ($MXACCEL_CPU_PACK_BUDGET). */
+#define CPU_PACK_BUDGET ((size_t)128 << 20)
 
 static inline struct cpu_device *cpu_dev(struct mxa_device *dev)
 {
@@ -61,9 +69,11 @@ static inline uint8_t *cpu_dense_row(const struct mxa_dense *d, uint32_t row)
 	       (size_t)row * mxa__dense_stride(d);
 }
 
-/* cpu_exact.c */
+/* cpu_quant.c: row kernels of the device's ISA over the pool. */
 int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job);
 int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job);
+
+/* cpu_exact.c */
 int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);
 
 /* cpu_gemm.c: the native blocked GEMM framework. */

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The CPU backend: one device, "cpu", with host memory buffers, a worker
- * pool, and its kernel table.
+ * pool, the instruction-set level its kernels use, and its kernel table.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+#include "cpu_isa.h"
 
 static unsigned int cpu_probe(char *reason, size_t size)
 {
@@ -34,6 +35,29 @@ static int threads_from_env(unsigned int *threads)
 	return 0;
 }
 
+/*
+ * $MXACCEL_CPU_PACK_BUDGET: bytes of packed GEMM panels at once (default
+ * CPU_PACK_BUDGET); beyond it a GEMM runs in stripes.  Tests shrink it to
+ * reach the striped paths with small matrices.
+ */
+static int pack_budget_from_env(size_t *budget)
+{
+	const char *s = getenv("MXACCEL_CPU_PACK_BUDGET");
+	unsigned long long n;
+	char *end;
+
+	*budget = CPU_PACK_BUDGET;
+	if (!s || !*s)
+		return 0;
+	n = strtoull(s, &end, 10);
+	if (*end || *s == '-' || n < 4096 || n > ((size_t)1 << 40))
+		return mxa__err(-EINVAL,
+				"MXACCEL_CPU_PACK_BUDGET='%s' is not a byte count 4096..2^40",
+				s);
+	*budget = (size_t)n;
+	return 0;
+}
+
 static void describe(struct mxa_device *dev)
 {
 	struct cpu_device *cd = cpu_dev(dev);
@@ -41,8 +65,11 @@ static void describe(struct mxa_device *dev)
 	mxa__strlcpy(dev->info.name, "cpu", sizeof(dev->info.name));
 	mxa__strlcpy(dev->info.backend, "cpu", sizeof(dev->info.backend));
 	snprintf(dev->info.description, sizeof(dev->info.description),
-		 "host CPU, %u of %u online CPUs, portable C microkernel",
-		 cd->threads, cpu_online());
+		 "host CPU, %u of %u online CPUs, ISA %s (%s): GEMM microkernels %s (bf16 panels) and %s (int8 panels), %s quantization",
+		 cd->threads, cpu_online(), cd->isa->name,
+		 cd->isa_forced ? "forced by MXACCEL_CPU_ISA" : "cpuid",
+		 cd->isa->uk_bf16->insn, cd->isa->uk_i8->insn,
+		 cd->isa->quant->name);
 	dev->info.threads = cd->threads;
 	dev->info.host_visible = 1;
 	dev->info.conformance = 0;
@@ -77,7 +104,11 @@ static int cpu_open(struct mxa_device *dev)
 	if (!cd)
 		return -ENOMEM;
 	dev->priv = cd;
-	ret = threads_from_env(&threads);
+	ret = cpu_isa_select(&cd->isa, &cd->isa_forced);
+	if (!ret)
+		ret = pack_budget_from_env(&cd->pack_budget);
+	if (!ret)
+		ret = threads_from_env(&threads);
 	if (!ret)
 		ret = cpu_set_threads(dev, threads);
 	if (ret) {
@@ -126,7 +157,7 @@ static int cpu_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
 static const struct mxa_kernel cpu_kernels[] = {
 	{
 		.name = "cpu-quantize",
-		.summary = "scalar quantization, bit-exact with torchao",
+		.summary = "quantization rows in the device's ISA, bit-exact with torchao",
 		.op = MXA_OP_QUANTIZE,
 		.native = true,
 		.exact = true,
@@ -135,7 +166,7 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-dequantize",
-		.summary = "scalar dequantization, bit-exact with torchao",
+		.summary = "dequantization rows in the device's ISA, bit-exact with torchao",
 		.op = MXA_OP_DEQUANTIZE,
 		.native = true,
 		.exact = true,
@@ -153,7 +184,7 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-blocked",
-		.summary = "blocked fp32 GEMM, per-block scales, portable microkernel (error <= K*2^-24*sum|a*b|)",
+		.summary = "blocked GEMM, bf16-dot or int8-dot microkernels of the device's ISA, fp32 sums per block (error <= K*2^-24*sum|a*b|)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPU kernels built directly on the freestanding core: quantize and
- * dequantize (bit-exact with torchao) and the exact reference GEMM
- * (Documentation/numerics.rst).  Rows are spread over the thread pool.
+ * The exact reference GEMM (Documentation/numerics.rst), built directly on
+ * the freestanding core: integer block dots into the 640-bit accumulator,
+ * one rounding per output.  Rows are spread over the thread pool.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +15,6 @@ static unsigned int row_tasks(uint32_t rows, uint32_t *chunk)
 	*chunk = rows < 64 ? 1 : rows / 64;
 	return (rows + *chunk - 1) / *chunk;
 }
-
-struct rows_job {
-	const struct mxa_job *job;
-	uint32_t chunk;
-};
 
 static void load_f32(const uint8_t *row, enum mxa_dtype dtype, uint32_t i,
 		     uint32_t *out)
@@ -44,94 +39,6 @@ static void store(uint8_t *row, enum mxa_dtype dtype, uint32_t i,
 	} else {
 		memcpy(row + 4 * (size_t)i, &bits, 4);
 	}
-}
-
-static void quantize_rows(void *arg, unsigned int task,
-			  unsigned int worker)
-{
-	const struct rows_job *rj = arg;
-	const struct mxa_job *job = rj->job;
-	const struct mxa_matrix *m = &job->a;
-	const struct mxa_dense *src = &job->dense;
-	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
-	size_t blk_bytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
-	uint8_t *data = (uint8_t *)cpu_data(m);
-	uint8_t *scales = (uint8_t *)cpu_scales(m);
-	uint32_t r, end = (task + 1) * rj->chunk, b, i;
-	uint32_t x[MXCORE_BLOCK];
-
-	(void)worker;
-	if (end > m->rows)
-		end = m->rows;
-	for (r = task * rj->chunk; r < end; r++) {
-		const uint8_t *in = cpu_dense_row(src, r);
-		uint8_t *out = data + (size_t)r * mxa__data_stride(m);
-
-		for (b = 0; b < m->cols / MXCORE_BLOCK; b++) {
-			for (i = 0; i < MXCORE_BLOCK; i++)
-				load_f32(in, src->dtype, b * MXCORE_BLOCK + i,
-					 &x[i]);
-			scales[cpu_scale_index(m, r, b)] =
-				mxcore_quantize_block(elem,
-						      (enum mxcore_mode)job->mode,
-						      x, out + b * blk_bytes);
-		}
-	}
-}
-
-int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job)
-{
-	struct rows_job rj = { .job = job };
-	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
-
-	/* Padding of the swizzled layout is zero, as torchao's to_blocked. */
-	if (job->a.scale_layout == MXA_LAYOUT_SWIZZLED)
-		memset((uint8_t *)cpu_scales(&job->a), 0,
-		       mxcore_swizzle_bytes(job->a.rows,
-					    job->a.cols / MXCORE_BLOCK));
-	cpu_parallel(cpu_dev(dev)->pool, n, quantize_rows, &rj);
-	return 0;
-}
-
-static void dequantize_rows(void *arg, unsigned int task,
-			  unsigned int worker)
-{
-	const struct rows_job *rj = arg;
-	const struct mxa_matrix *m = &rj->job->a;
-	const struct mxa_dense *dst = &rj->job->dense;
-	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
-	enum mxcore_dtype dt = dst->dtype == MXA_DTYPE_BF16 ? MXCORE_BF16 :
-							      MXCORE_F32;
-	const uint8_t *scales = cpu_scales(m);
-	uint32_t r, end = (task + 1) * rj->chunk, i;
-
-	(void)worker;
-	if (end > m->rows)
-		end = m->rows;
-	for (r = task * rj->chunk; r < end; r++) {
-		const uint8_t *row = cpu_data(m) + (size_t)r *
-				     mxa__data_stride(m);
-		uint8_t *out = cpu_dense_row(dst, r);
-
-		for (i = 0; i < m->cols; i++) {
-			uint8_t s = scales[cpu_scale_index(m, r,
-							   i / MXCORE_BLOCK)];
-
-			store(out, dst->dtype, i,
-			      mxcore_dequantize(elem,
-						mxcore_get_code(elem, row, i),
-						s, dt));
-		}
-	}
-}
-
-int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job)
-{
-	struct rows_job rj = { .job = job };
-	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
-
-	cpu_parallel(cpu_dev(dev)->pool, n, dequantize_rows, &rj);
-	return 0;
 }
 
 /*

@@ -1,51 +1,85 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPU GEMM microkernel contract (BLIS style).
+ * The CPU GEMM microkernel contract (BLIS style), stated once here; every
+ * microkernel in lib/cpu/kernels/ implements it and the framework
+ * (cpu_gemm.c) relies on nothing else.
  *
- * A microkernel updates an MR x NR fp32 tile held by the caller:
+ * A microkernel updates an MR x NR fp32 tile c (row stride ldc floats):
  *
- *   acc[i][j] += sum over blocks kb of
- *                t[i][j] * 2^(sa[kb][i] + sb[kb][j])
- *   t[i][j] = sum_{k in kb} a[kb][k][i] * b[kb][k][j]
+ *   c[i][j] (add ? += : =) sum over blocks kb < kblocks of
+ *                          scale(t[kb][i][j], ea[kb][i] + eb[kb][j])
+ *   t[kb][i][j] = sum_{k < 32} a[kb][k][i] * b[kb][k][j]
+ *   scale(t, e) = t * 2^e, rounded once to fp32 (twice when e < -126 and
+ *                 the result is an fp32 subnormal)
  *
- * from packed micro-panels: a is kblocks x 32 x MR element values (exact
- * fp32), sa is kblocks x MR block scale exponents (E8M0 byte - 127, or
- * CPU_SCALE_NAN for 0xff), and b, sb likewise with NR.  Rows past the
- * matrix edge are packed as zeros with exponent 0, so a kernel never
- * handles edges.  The power of two is applied as two factors, each within
- * fp32's range (cpu_pow2_split()), so zero blocks stay zero and Inf stays
- * Inf at every scale, and an intermediate overflows only when the result
- * does.  Each 32-product block sum is formed in fp32 before scaling, so a
- * kernel's error is at most (31 + kblocks) ulps of sum |a*b| per tile, plus
- * one fp32 underflow step per block; see Documentation/numerics.rst.
+ * from packed micro-panels (cpu_pack.h) of MR rows of A and NR rows of B,
+ * kblocks blocks of 32 K each.  Each 32-bit word of a panel holds
+ * consecutive K of one row:
+ *
+ *   CPU_PANEL_BF16  two bf16 element values (K = 2p low, 2p + 1 high):
+ *                   per block 16 x W words, word (p, r) at [p * W + r].
+ *                   Every MX element value is exact in bf16, and the
+ *                   product of two is exact in fp32.
+ *   CPU_PANEL_I8    four int8 (K = 4q .. 4q + 3, lowest byte first): per
+ *                   block 8 x W words, word (q, r) at [q * W + r].  Only
+ *                   e2m1 and e2m3, whose values are k * 2^-1 and k * 2^-3
+ *                   with |k| <= 60.  A holds k as signed bytes; B holds
+ *                   k + 64 as unsigned bytes (what vpdpbusd and vpmaddubsw
+ *                   multiply), and A's meta carries the correction
+ *                   -64 * sum_k a_k per block, so t = (integer dot) + corr
+ *                   is exact.
+ *
+ * Meta (floats, per block): ea holds MR exponents, followed for
+ * CPU_PANEL_I8 by MR corrections; eb holds NR exponents.  An exponent is
+ * the block's E8M0 scale minus 127 (plus the k exponent for CPU_PANEL_I8);
+ * NaN scales are packed as 0 and the framework sets the affected rows and
+ * columns of C to NaN.  Rows past the matrix edge are packed as zeros with
+ * exponent 0, so a kernel never handles edges.  Element Inf and NaN codes
+ * (e4m3, e5m2) reach the kernel as bf16 Inf and NaN and follow IEEE
+ * arithmetic: Inf * 0 is NaN, Inf + -Inf is NaN.
+ *
+ * Error: each block sum t is exact (CPU_PANEL_I8) or rounded at most 31
+ * times (CPU_PANEL_BF16, fp32 accumulation of exact products); scaling is
+ * exact outside the subnormal range; the caller adds blocks to c in fp32.
+ * Documentation/numerics.rst turns this into each kernel's bound.
  */
 #ifndef MXA_CPU_UKERNEL_H
 #define MXA_CPU_UKERNEL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#define CPU_MR 4
-#define CPU_NR 16
-
-/* Exponent of a NaN scale: any sum with it indexes a NaN factor. */
-#define CPU_SCALE_NAN 600
-#define CPU_POW2_SLOTS (2 * CPU_SCALE_NAN + 255)
-
-/*
- * 2^e = cpu_pow2_lo[e + 254] * cpu_pow2_hi[e + 254] for e in
- * [-254, 254], each factor in [2^-127, 2^127]; NaN for sums involving
- * CPU_SCALE_NAN.  Filled before cpu_pack_panel() first returns.
- */
-extern float cpu_pow2_lo[CPU_POW2_SLOTS];
-extern float cpu_pow2_hi[CPU_POW2_SLOTS];
-
-struct cpu_ukernel {
-	const char *name;
-	void (*run)(unsigned int kblocks, const float *a, const int16_t *sa,
-		    const float *b, const int16_t *sb,
-		    float acc[CPU_MR][CPU_NR]);
+enum cpu_panel {
+	CPU_PANEL_BF16,
+	CPU_PANEL_I8,
 };
 
-extern const struct cpu_ukernel cpu_ukernel_ref;
+/* 32-bit words per row per block, and the B-side offset of int8 panels. */
+#define CPU_PANEL_WORDS(p)	((p) == CPU_PANEL_I8 ? 8u : 16u)
+#define CPU_I8_OFFSET		64
+
+typedef void cpu_ukernel_fn(unsigned int kblocks, const uint32_t *a,
+			    const float *ea, const uint32_t *b,
+			    const float *eb, float *c, size_t ldc, bool add);
+
+struct cpu_ukernel {
+	const char *name;	/* e.g. "avx512-bf16dot" */
+	const char *insn;	/* what does the work, for descriptions */
+	enum cpu_panel panel;
+	unsigned int mr, nr;	/* register tile */
+	unsigned int mc, nc;	/* cache tile, multiples of mr and nr */
+	unsigned int kcb;	/* blocks per call */
+	cpu_ukernel_fn *run;
+};
+
+/* The kernels of lib/cpu/kernels/; x86 ones exist only on x86-64. */
+extern const struct cpu_ukernel cpu_uk_ref_bf16;
+extern const struct cpu_ukernel cpu_uk_ref_i8;
+extern const struct cpu_ukernel cpu_uk_avx2_bf16;
+extern const struct cpu_ukernel cpu_uk_avx2_i8;
+extern const struct cpu_ukernel cpu_uk_avx512_fma;
+extern const struct cpu_ukernel cpu_uk_avx512_bf16dot;
+extern const struct cpu_ukernel cpu_uk_avx512_vnni;
 
 #endif /* MXA_CPU_UKERNEL_H */

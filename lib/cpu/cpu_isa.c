@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which instruction-set level the CPU backend runs: detected from cpuid
+ * and the OS's saved register state once per process, overridable per
+ * device with $MXACCEL_CPU_ISA.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "cpu_isa.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#define CPU_X86 1
+#else
+#define CPU_X86 0
+#endif
+
+static const struct cpu_isa isa_ref = {
+	.level = CPU_ISA_REF,
+	.name = "ref",
+	.uk_bf16 = &cpu_uk_ref_bf16,
+	.uk_i8 = &cpu_uk_ref_i8,
+	.quant = &cpu_quant_ref,
+};
+
+#if CPU_X86
+static const struct cpu_isa isa_avx2 = {
+	.level = CPU_ISA_AVX2,
+	.name = "avx2",
+	.uk_bf16 = &cpu_uk_avx2_bf16,
+	.uk_i8 = &cpu_uk_avx2_i8,
+	.quant = &cpu_quant_ref,
+};
+
+static const struct cpu_isa isa_avx512vnni = {
+	.level = CPU_ISA_AVX512VNNI,
+	.name = "avx512vnni",
+	.uk_bf16 = &cpu_uk_avx512_fma,
+	.uk_i8 = &cpu_uk_avx512_vnni,
+	.quant = &cpu_quant_ref,
+};
+
+static const struct cpu_isa isa_avx512bf16 = {
+	.level = CPU_ISA_AVX512BF16,
+	.name = "avx512bf16",
+	.uk_bf16 = &cpu_uk_avx512_bf16dot,
+	.uk_i8 = &cpu_uk_avx512_vnni,
+	.quant = &cpu_quant_ref,
+};
+#endif
+
+/* Indexed by enum cpu_isa_level; NULL where this build has no kernels. */
+static const struct cpu_isa *const isas[] = {
+	[CPU_ISA_REF] = &isa_ref,
+#if CPU_X86
+	[CPU_ISA_AVX2] = &isa_avx2,
+	[CPU_ISA_AVX512VNNI] = &isa_avx512vnni,
+	[CPU_ISA_AVX512BF16] = &isa_avx512bf16,
+#else
+	[CPU_ISA_AVX512BF16] = NULL,
+#endif
+};
+
+_Static_assert(MXA_ARRAY_SIZE(isas) == CPU_ISA_COUNT,
+	       "one entry of isas[] per enum cpu_isa_level");
+
+static const char *const level_names[] = {
+	[CPU_ISA_REF] = "ref",
+	[CPU_ISA_AVX2] = "avx2",
+	[CPU_ISA_AVX512VNNI] = "avx512vnni",
+	[CPU_ISA_AVX512BF16] = "avx512bf16",
+};
+
+_Static_assert(MXA_ARRAY_SIZE(level_names) == CPU_ISA_COUNT,
+	       "one name per enum cpu_isa_level");
+
+static enum cpu_isa_level detected;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+#if CPU_X86
+/* cpuid bits (Intel SDM vol. 2A, CPUID), spelled out for old headers. */
+#define L1_ECX_FMA		(1u << 12)
+#define L1_ECX_OSXSAVE		(1u << 27)
+#define L1_ECX_AVX		(1u << 28)
+#define L7_EBX_AVX2		(1u << 5)
+#define L7_EBX_AVX512F		(1u << 16)
+#define L7_EBX_AVX512DQ		(1u << 17)
+#define L7_EBX_AVX512BW		(1u << 30)
+#define L7_EBX_AVX512VL		(1u << 31)
+#define L7_ECX_AVX512VNNI	(1u << 11)
+#define L71_EAX_AVX512BF16	(1u << 5)
+/* XCR0: SSE and AVX state; opmask, ZMM0-15 upper halves, ZMM16-31. */
+#define XCR0_AVX		0x06u
+#define XCR0_AVX512		0xe6u
+
+static uint32_t xcr0(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return lo;
+}
+
+static enum cpu_isa_level detect_x86(void)
+{
+	unsigned int a, b, c, d, b7 = 0, c7 = 0, a71 = 0;
+	bool avx512;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return CPU_ISA_REF;
+	if (!(c & L1_ECX_OSXSAVE) || !(c & L1_ECX_AVX) || !(c & L1_ECX_FMA) ||
+	    (xcr0() & XCR0_AVX) != XCR0_AVX)
+		return CPU_ISA_REF;
+	if (__get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 0, a, b7, c7, d);
+		if (a >= 1)
+			__cpuid_count(7, 1, a71, b, c, d);
+	}
+	if (!(b7 & L7_EBX_AVX2))
+		return CPU_ISA_REF;
+	avx512 = (b7 & L7_EBX_AVX512F) && (b7 & L7_EBX_AVX512DQ) &&
+		 (b7 & L7_EBX_AVX512BW) && (b7 & L7_EBX_AVX512VL) &&
+		 (xcr0() & XCR0_AVX512) == XCR0_AVX512;
+	if (!avx512 || !(c7 & L7_ECX_AVX512VNNI))
+		return CPU_ISA_AVX2;
+	if (!(a71 & L71_EAX_AVX512BF16))
+		return CPU_ISA_AVX512VNNI;
+	return CPU_ISA_AVX512BF16;
+}
+#endif
+
+static void detect(void)
+{
+#if CPU_X86
+	detected = detect_x86();
+#else
+	detected = CPU_ISA_REF;
+#endif
+	while (!isas[detected])
+		detected--;
+}
+
+int cpu_isa_select(const struct cpu_isa **out, bool *forced)
+{
+	const char *s = getenv("MXACCEL_CPU_ISA");
+	unsigned int l;
+
+	pthread_once(&detect_once, detect);
+	*forced = s && *s && strcmp(s, "auto");
+	if (!*forced) {
+		*out = isas[detected];
+		return 0;
+	}
+	for (l = 0; l < CPU_ISA_COUNT; l++) {
+		if (strcmp(s, level_names[l]))
+			continue;
+		if (l > detected || !isas[l])
+			return mxa__err(-EOPNOTSUPP,
+					"MXACCEL_CPU_ISA=%s: this CPU (or build) lacks it; the best here is %s",
+					s, level_names[detected]);
+		*out = isas[l];
+		return 0;
+	}
+	return mxa__err(-EINVAL,
+			"MXACCEL_CPU_ISA='%s' is not one of auto, ref, avx2, avx512vnni, avx512bf16",
+			s);
+}
+
+const struct cpu_ukernel *cpu_isa_ukernel(const struct cpu_isa *isa,
+					  enum mxcore_elem a,
+					  enum mxcore_elem b)
+{
+	bool a8 = a == MXCORE_E2M1 || a == MXCORE_E2M3;
+	bool b8 = b == MXCORE_E2M1 || b == MXCORE_E2M3;
+
+	return a8 && b8 ? isa->uk_i8 : isa->uk_bf16;
+}

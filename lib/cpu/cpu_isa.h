@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Instruction-set levels of the CPU backend and what each provides: a
+ * static const table per level (xxHash's dispatch style), the level chosen
+ * from cpuid once per process, and $MXACCEL_CPU_ISA to force a level for
+ * tests and comparisons.  Naming an unknown level, or one this CPU lacks,
+ * is an error, never a silent fallback (BLIS_ARCH_TYPE style).
+ */
+#ifndef MXA_CPU_ISA_H
+#define MXA_CPU_ISA_H
+
+#include "cpu_quant.h"
+#include "cpu_ukernel.h"
+
+/* Ordered: each level can run everything below it. */
+enum cpu_isa_level {
+	CPU_ISA_REF,		/* portable C */
+	CPU_ISA_AVX2,		/* AVX2 + FMA */
+	CPU_ISA_AVX512VNNI,	/* AVX-512 F/BW/VL/DQ + VNNI */
+	CPU_ISA_AVX512BF16,	/* ... + AVX512_BF16 */
+	CPU_ISA_COUNT,
+};
+
+struct cpu_isa {
+	enum cpu_isa_level level;
+	const char *name;		/* the $MXACCEL_CPU_ISA spelling */
+	const struct cpu_ukernel *uk_bf16;	/* GEMM on bf16 panels */
+	const struct cpu_ukernel *uk_i8;	/* GEMM on int8 panels */
+	const struct cpu_quant *quant;
+};
+
+/*
+ * The level for a new device: the best the CPU has, or $MXACCEL_CPU_ISA
+ * ("auto" = the best).  -EINVAL for an unknown name, -EOPNOTSUPP for a
+ * level the CPU lacks.  *forced says whether the variable chose it.
+ */
+int cpu_isa_select(const struct cpu_isa **out, bool *forced);
+
+/* The microkernel for an element pair: int8 panels for e2m1/e2m3 only. */
+const struct cpu_ukernel *cpu_isa_ukernel(const struct cpu_isa *isa,
+					  enum mxcore_elem a,
+					  enum mxcore_elem b);
+
+#endif /* MXA_CPU_ISA_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Row kernels for quantization and dequantization.  The scalar ones
+ * (kernels/ref) call the freestanding core block by block; the vector
+ * ones (kernels/quant_body.h, compiled per ISA) must produce the same
+ * bits for every input, NaN, Inf and subnormals included.
+ */
+#ifndef MXA_CPU_QUANT_H
+#define MXA_CPU_QUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mxcore.h"
+
+struct cpu_quant {
+	const char *name;
+	/*
+	 * cols (a multiple of 32) fp32 values, or bf16 when bf16, at src ->
+	 * codes (mxcore_row_bytes() bytes) and one E8M0 scale per block.
+	 */
+	void (*quantize_row)(enum mxcore_elem elem, enum mxcore_mode mode,
+			     const void *src, bool bf16, uint32_t cols,
+			     uint8_t *codes, uint8_t *scales);
+	/* The inverse: cols values of dtype bf16 or fp32 to dst. */
+	void (*dequantize_row)(enum mxcore_elem elem, const uint8_t *codes,
+			       const uint8_t *scales, uint32_t cols, bool bf16,
+			       void *dst);
+};
+
+extern const struct cpu_quant cpu_quant_ref;
+extern const struct cpu_quant cpu_quant_avx2;
+extern const struct cpu_quant cpu_quant_avx512;
+
+#endif /* MXA_CPU_QUANT_H */

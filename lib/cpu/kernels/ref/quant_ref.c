@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The scalar row kernels: the freestanding core, block by block.  This is
+ * the definition the vector kernels must reproduce bit for bit.
+ */
+#include <string.h>
+
+#include "../../cpu_quant.h"
+
+static void quantize_row(enum mxcore_elem elem, enum mxcore_mode mode,
+			 const void *src, bool bf16, uint32_t cols,
+			 uint8_t *codes, uint8_t *scales)
+{
+	const uint8_t *in = src;
+	size_t blk_bytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
+	uint32_t x[MXCORE_BLOCK], b, i;
+
+	for (b = 0; b < cols / MXCORE_BLOCK; b++) {
+		for (i = 0; i < MXCORE_BLOCK; i++) {
+			size_t at = (size_t)b * MXCORE_BLOCK + i;
+
+			if (bf16) {
+				uint16_t h;
+
+				memcpy(&h, in + 2 * at, 2);
+				x[i] = (uint32_t)h << 16;
+			} else {
+				memcpy(&x[i], in + 4 * at, 4);
+			}
+		}
+		scales[b] = mxcore_quantize_block(elem, mode, x,
+						  codes + b * blk_bytes);
+	}
+}
+
+static void dequantize_row(enum mxcore_elem elem, const uint8_t *codes,
+			   const uint8_t *scales, uint32_t cols, bool bf16,
+			   void *dst)
+{
+	enum mxcore_dtype dt = bf16 ? MXCORE_BF16 : MXCORE_F32;
+	uint8_t *out = dst;
+	uint32_t i;
+
+	for (i = 0; i < cols; i++) {
+		uint32_t v = mxcore_dequantize(elem,
+					       mxcore_get_code(elem, codes, i),
+					       scales[i / MXCORE_BLOCK], dt);
+
+		if (bf16) {
+			uint16_t h = (uint16_t)v;
+
+			memcpy(out + 2 * (size_t)i, &h, 2);
+		} else {
+			memcpy(out + 4 * (size_t)i, &v, 4);
+		}
+	}
+}
+
+const struct cpu_quant cpu_quant_ref = {
+	.name = "scalar",
+	.quantize_row = quantize_row,
+	.dequantize_row = dequantize_row,
+};
