@@ -32,7 +32,7 @@ static const struct cpu_isa isa_avx2 = {
 	.name = "avx2",
 	.uk_bf16 = &cpu_uk_avx2_bf16,
 	.uk_i8 = &cpu_uk_avx2_i8,
-	.quant = &cpu_quant_ref,
+	.quant = &cpu_quant_avx2,
 };
 
 static const struct cpu_isa isa_avx512vnni = {
@@ -40,7 +40,7 @@ static const struct cpu_isa isa_avx512vnni = {
 	.name = "avx512vnni",
 	.uk_bf16 = &cpu_uk_avx512_fma,
 	.uk_i8 = &cpu_uk_avx512_vnni,
-	.quant = &cpu_quant_ref,
+	.quant = &cpu_quant_avx512,
 };
 
 static const struct cpu_isa isa_avx512bf16 = {
@@ -48,7 +48,7 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.name = "avx512bf16",
 	.uk_bf16 = &cpu_uk_avx512_bf16dot,
 	.uk_i8 = &cpu_uk_avx512_vnni,
-	.quant = &cpu_quant_ref,
+	.quant = &cpu_quant_avx512,
 };
 #endif
 

@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Quantization and dequantization rows, written once with GCC's generic
+ * vectors and compiled once per instruction set by the file that includes
+ * this one after defining QV_TARGET and QV_LANES (16 for AVX-512, 8 for
+ * AVX2): zstd's HUF_DGEN idea.  The same source is bit-exact everywhere by
+ * construction, and must be bit-exact with the scalar core
+ * (lib/core/mxcore_quant.c), whose steps it follows:
+ *
+ * - QV_LANES blocks at a time: amax per block (integer max of |x|, so any
+ *   NaN gives a NaN amax, which every mode turns into scale 0xff), then
+ *   their scales in vector form;
+ * - a block with scale 0xff gets the core's code for y = 0x7fffffff in
+ *   every element (mxcore_f32_mul() returns that NaN for any x times the
+ *   NaN reciprocal); in every other block x * 2^(127 - s) is finite;
+ * - y = x * 2^(127 - s) by an fp32 multiply (exact, or correctly rounded
+ *   in the subnormal range; callers run with MXCSR at its default);
+ * - codes by the core's integer rounding for normals, and below the
+ *   smallest normal by adding 2^(k_exp + 23) in fp32, which rounds to a
+ *   multiple of 2^k_exp with ties to even, as subnormal_code() does (and
+ *   as PyTorch's converters do).
+ *
+ * Dequantization forms the element value exactly in fp32 (the code's
+ * exponent and mantissa bits shifted into fp32's, times 2^(127 - bias))
+ * and multiplies it by 2^(s - 127): one rounding, as mxcore_dequantize().
+ *
+ * Each row function switches on the element type once and runs a copy of
+ * the body specialized for it, its format constants folded.
+ */
+#ifndef MXA_QUANT_BODY_H
+#define MXA_QUANT_BODY_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "../cpu_quant.h"
+
+#if !defined(QV_ISA) || !defined(QV_LANES)
+#error "define QV_ISA and QV_LANES before including quant_body.h"
+#endif
+
+/* Row functions, and helpers that are always inlined into them. */
+#define QV_TARGET __attribute__((target(QV_ISA)))
+#define QV __attribute__((always_inline, target(QV_ISA)))
+#define QV_PER_BLOCK (MXCORE_BLOCK / QV_LANES)
+/* Loops over a block's vectors are unrolled so their arrays stay in registers. */
+
+/*
+ * The helpers pass vectors by value; they are always inlined and never
+ * part of an ABI, so GCC's note about how such vectors are passed without
+ * the wider ISA does not apply.
+ */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/*
+ * Vectors of QV_LANES lanes: GCC's own vector types from <immintrin.h>
+ * (unsigned 32-bit, float, 16-bit and 8-bit lanes), so generic operators
+ * apply to them lane by lane.
+ */
+#if QV_LANES == 16
+#define QV_U __v16su
+#define QV_F __v16sf
+#define QV_U16 __v16hu
+#define QV_U8 __v16qu
+#elif QV_LANES == 8
+#define QV_U __v8su
+#define QV_F __v8sf
+#define QV_U16 __v8hu
+#define QV_U8 __v8qi
+#endif
+
+/* The core's formats (lib/core/mxcore_elem.c), as constants to fold. */
+static const struct mxcore_format qv_formats[] = {
+	[MXCORE_E4M3] = { 4, 3, 7, 8, 8, 0x7e, -9, 0x43e00000 },
+	[MXCORE_E5M2] = { 5, 2, 15, 15, 8, 0x7b, -16, 0x47600000 },
+	[MXCORE_E2M3] = { 2, 3, 1, 2, 6, 0x1f, -3, 0x40f00000 },
+	[MXCORE_E3M2] = { 3, 2, 3, 4, 6, 0x1f, -4, 0x41e00000 },
+	[MXCORE_E2M1] = { 2, 1, 1, 2, 4, 0x7, -1, 0x40c00000 },
+};
+
+/* fp32(1 / max) as torchao computes it (lib/core/mxcore_quant.c). */
+static const uint32_t qv_rcp_max[] = {
+	[MXCORE_E4M3] = 0x3b124925,
+	[MXCORE_E5M2] = 0x37924925,
+	[MXCORE_E2M3] = 0x3e088889,
+	[MXCORE_E3M2] = 0x3d124925,
+	[MXCORE_E2M1] = 0x3e2aaaab,
+};
+
+static inline QV QV_U qv_splat(uint32_t x)
+{
+	QV_U zero = { 0 };
+
+	return zero + x;
+}
+
+/*
+ * The few operations generic vectors express badly, per ISA: comparisons
+ * into a mask, selection by mask, unsigned min and max.  Comparisons are
+ * signed: every value compared here is below 2^31 or a small negative
+ * exponent.
+ */
+#if QV_LANES == 16
+#define QV_M __mmask16
+
+static inline QV QV_M qv_lt(QV_U a, QV_U b)
+{
+	return _mm512_cmplt_epi32_mask((__m512i)a, (__m512i)b);
+}
+
+static inline QV QV_M qv_eq(QV_U a, QV_U b)
+{
+	return _mm512_cmpeq_epi32_mask((__m512i)a, (__m512i)b);
+}
+
+/* Lanes of a where m is set, else of b. */
+static inline QV QV_U qv_sel(QV_M m, QV_U a, QV_U b)
+{
+	return (QV_U)_mm512_mask_blend_epi32(m, (__m512i)b, (__m512i)a);
+}
+
+static inline QV QV_U qv_max(QV_U a, QV_U b)
+{
+	return (QV_U)_mm512_max_epu32((__m512i)a, (__m512i)b);
+}
+
+static inline QV QV_U qv_min(QV_U a, QV_U b)
+{
+	return (QV_U)_mm512_min_epu32((__m512i)a, (__m512i)b);
+}
+#else
+#define QV_M QV_U
+
+static inline QV QV_M qv_lt(QV_U a, QV_U b)
+{
+	return (QV_U)_mm256_cmpgt_epi32((__m256i)b, (__m256i)a);
+}
+
+static inline QV QV_M qv_eq(QV_U a, QV_U b)
+{
+	return (QV_U)_mm256_cmpeq_epi32((__m256i)a, (__m256i)b);
+}
+
+static inline QV QV_U qv_sel(QV_M m, QV_U a, QV_U b)
+{
+	return (QV_U)_mm256_blendv_epi8((__m256i)b, (__m256i)a, (__m256i)m);
+}
+
+static inline QV QV_U qv_max(QV_U a, QV_U b)
+{
+	return (QV_U)_mm256_max_epu32((__m256i)a, (__m256i)b);
+}
+
+static inline QV QV_U qv_min(QV_U a, QV_U b)
+{
+	return (QV_U)_mm256_min_epu32((__m256i)a, (__m256i)b);
+}
+#endif
+
+static inline QV QV_M qv_gt(QV_U a, QV_U b)
+{
+	return qv_lt(b, a);
+}
+
+static inline QV QV_U qv_fmul(QV_U a, QV_U b)
+{
+	return (QV_U)((QV_F)a * (QV_F)b);
+}
+
+/* Elements [i0, i0 + QV_LANES) of a row of fp32 or bf16, as fp32 bits. */
+static inline QV QV_U qv_load(const uint8_t *src, bool bf16, size_t i0)
+{
+	QV_U16 h;
+	QV_U v;
+
+	if (bf16) {
+		memcpy(&h, src + 2 * i0, sizeof(h));
+		return __builtin_convertvector(h, QV_U) << 16;
+	}
+	memcpy(&v, src + 4 * i0, sizeof(v));
+	return v;
+}
+
+#if QV_LANES == 16
+#define QV_HALF_LO { 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 }
+#define QV_HALF_HI { 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 }
+#define QV_QUART_LO { 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27 }
+#define QV_QUART_HI { 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31 }
+#define QV_PAIR_LO { 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29 }
+#define QV_PAIR_HI { 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31 }
+#define QV_EVEN { 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 }
+#define QV_ODD { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 }
+#define QV_ZIP_LO { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 }
+#define QV_ZIP_HI { 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 }
+#elif QV_LANES == 8
+#define QV_PAIR_LO { 0, 1, 4, 5, 8, 9, 12, 13 }
+#define QV_PAIR_HI { 2, 3, 6, 7, 10, 11, 14, 15 }
+#define QV_QUART_LO { 0, 1, 2, 3, 8, 9, 10, 11 }
+#define QV_QUART_HI { 4, 5, 6, 7, 12, 13, 14, 15 }
+#define QV_EVEN { 0, 2, 4, 6, 8, 10, 12, 14 }
+#define QV_ODD { 1, 3, 5, 7, 9, 11, 13, 15 }
+#define QV_ZIP_LO { 0, 8, 1, 9, 2, 10, 3, 11 }
+#define QV_ZIP_HI { 4, 12, 5, 13, 6, 14, 7, 15 }
+#else
+#error "QV_LANES must be 16 or 8"
+#endif
+
+/* max(shuffle(a, b, lo), shuffle(a, b, hi)): one level of the tree. */
+#define QV_FOLD(a, b, lo, hi) \
+	qv_max(__builtin_shuffle((a), (b), (QV_U)lo), \
+	       __builtin_shuffle((a), (b), (QV_U)hi))
+
+/*
+ * Lane b of the result: the maximum of the lanes of m[b], by a tree of
+ * two-vector shuffles (QV_LANES - 1 steps instead of QV_LANES reductions).
+ */
+static inline QV QV_U qv_transpose_max(QV_U m[QV_LANES])
+{
+	QV_U r[QV_LANES / 2];
+	unsigned int i, n = QV_LANES;
+
+#if QV_LANES == 16
+	#pragma GCC unroll 16
+	for (i = 0; i < n / 2; i++)
+		r[i] = QV_FOLD(m[2 * i], m[2 * i + 1], QV_HALF_LO, QV_HALF_HI);
+	n /= 2;
+	#pragma GCC unroll 16
+	for (i = 0; i < n / 2; i++)
+		r[i] = QV_FOLD(r[2 * i], r[2 * i + 1], QV_QUART_LO, QV_QUART_HI);
+#else
+	#pragma GCC unroll 16
+	for (i = 0; i < n / 2; i++)
+		r[i] = QV_FOLD(m[2 * i], m[2 * i + 1], QV_QUART_LO, QV_QUART_HI);
+#endif
+	n /= 2;
+	#pragma GCC unroll 16
+	for (i = 0; i < n / 2; i++)
+		r[i] = QV_FOLD(r[2 * i], r[2 * i + 1], QV_PAIR_LO, QV_PAIR_HI);
+	return QV_FOLD(r[0], r[1], QV_EVEN, QV_ODD);
+}
+
+static inline QV QV_M qv_isnan(QV_U x)
+{
+	return qv_gt(x & 0x7fffffff, qv_splat(0x7f800000));
+}
+
+/* mxcore_scale() on QV_LANES amax values (sign bits clear). */
+static inline QV QV_U qv_scale(enum mxcore_elem elem, enum mxcore_mode mode, QV_U amax)
+{
+	const struct mxcore_format *f = &qv_formats[elem];
+	QV_U zero = qv_splat(0), one = qv_splat(1), e;
+	QV_M nonfinite;
+
+	if (mode == MXCORE_RCEIL) {
+		QV_U v = qv_fmul(amax, qv_splat(qv_rcp_max[elem]));
+		QV_U be = (v >> 23) & 0xff, m = v & 0x7fffff;
+		/* E8M0 byte 0 is 2^-127: round up from above its half. */
+		QV_M up = qv_gt(m, qv_sel(qv_eq(be, zero),
+					  qv_splat(0x400000), zero));
+
+		return qv_sel(qv_eq(be, qv_splat(0xff)),
+			      qv_splat(MXCORE_SCALE_NAN),
+			      be + qv_sel(up, one, zero));
+	}
+	if (mode == MXCORE_EVEN)
+		amax = qv_sel(qv_isnan(amax), amax,
+			      (amax + (1u << (23 - f->mbits - 1))) &
+			      0xff800000u);
+	nonfinite = qv_eq(amax & 0x7f800000, qv_splat(0x7f800000));
+	/* The unbiased exponent, as two's complement in unsigned lanes. */
+	e = ((amax >> 23) & 0xff) - 127;
+	if (mode == MXCORE_CEIL)
+		e += qv_sel(qv_eq(amax & 0x7fffff, zero), zero, one);
+	e -= f->emax;
+	e = qv_sel(qv_lt(e, qv_splat((uint32_t)-127)),
+		   qv_splat((uint32_t)-127), e);
+	e = qv_sel(qv_gt(e, qv_splat(128)), qv_splat(128), e);
+	return qv_sel(nonfinite, qv_splat(MXCORE_SCALE_NAN), e + 127);
+}
+
+/*
+ * _e8m0_scale_to_reciprocal_fp32(): fp32 bits of 2^(127 - scale), for
+ * scales other than 0xff (whose lanes are garbage).
+ */
+static inline QV QV_U qv_reciprocal(QV_U scale)
+{
+	return qv_sel(qv_eq(scale, qv_splat(254)), qv_splat(0x00400000u),
+		      (254 - scale) << 23);
+}
+
+/* The core's normal-range rounding (encode_fp8 / encode_floatx). */
+static inline QV QV_U qv_round_normal(const struct mxcore_format *f, QV_U ay)
+{
+	unsigned int shift = 23 - f->mbits;
+
+	return (ay + ((uint32_t)(f->bias - 127) << 23) +
+		((1u << (shift - 1)) - 1) + ((ay >> shift) & 1)) >> shift;
+}
+
+/* Codes of finite values y, in the low byte of each lane. */
+static inline QV QV_U qv_encode(const struct mxcore_format *f, QV_U y)
+{
+	uint32_t min_normal = (uint32_t)(127 + 1 - f->bias) << 23;
+	/* 2^(k_exp + 23): adding it rounds to a multiple of 2^k_exp. */
+	uint32_t magic = (uint32_t)(127 + f->k_exp + 23) << 23;
+	unsigned int sign_pos = f->ebits + f->mbits;
+	QV_U sign = y & 0x80000000u, ay = y & 0x7fffffffu;
+	QV_U sub, code;
+
+	if (f->code_bits == 8)		/* torch.clamp(data, -max, max) */
+		ay = qv_min(ay, qv_splat(f->max_f32));
+	sub = (QV_U)((QV_F)ay + (QV_F)qv_splat(magic)) - magic;
+	code = qv_sel(qv_lt(ay, qv_splat(min_normal)), sub,
+		      qv_round_normal(f, ay));
+	if (f->code_bits == 8)
+		return code | sign >> 24;
+	code = qv_sel(qv_lt(ay, qv_splat(f->max_f32)), code,
+		      qv_splat(f->max_code));
+	return code | sign >> (31 - sign_pos);
+}
+
+/* The core's code for y = 0x7fffffff (every element of a NaN block). */
+static inline uint8_t qv_nan_code(const struct mxcore_format *f)
+{
+	unsigned int shift = 23 - f->mbits;
+	uint32_t ay = 0x7fffffffu;
+
+	if (f->code_bits == 8)
+		return 0x7f;
+	/* encode_floatx() has no NaN: its normal branch, wrapped to 8 bits */
+	return (uint8_t)((ay + ((uint32_t)(f->bias - 127) << 23) +
+			  ((1u << (shift - 1)) - 1) + ((ay >> shift) & 1)) >>
+			 shift);
+}
+
+/* Encode and store one block's 32 values y (scaled, finite). */
+static inline QV void qv_encode_block(enum mxcore_elem elem,
+				      const QV_U y[QV_PER_BLOCK], uint8_t *out)
+{
+	const struct mxcore_format *f = &qv_formats[elem];
+	unsigned int v;
+	QV_U8 b;
+
+	if (elem == MXCORE_E2M1) {
+		/* pack_uint4(): (odd << 4 | even) in uint8 arithmetic */
+		#pragma GCC unroll 16
+		for (v = 0; v < QV_PER_BLOCK; v += 2) {
+			QV_U c0 = qv_encode(f, y[v]), c1 = qv_encode(f, y[v + 1]);
+			QV_U p = ((__builtin_shuffle(c0, c1, (QV_U)QV_ODD) << 4) &
+				  0xff) |
+				 __builtin_shuffle(c0, c1, (QV_U)QV_EVEN);
+
+			b = __builtin_convertvector(p, QV_U8);
+			memcpy(out + v / 2 * QV_LANES, &b, QV_LANES);
+		}
+		return;
+	}
+	#pragma GCC unroll 16
+	for (v = 0; v < QV_PER_BLOCK; v++) {
+		b = __builtin_convertvector(qv_encode(f, y[v]), QV_U8);
+		memcpy(out + v * QV_LANES, &b, QV_LANES);
+	}
+}
+
+static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode mode,
+			 const uint8_t *in, bool bf16, uint32_t cols,
+			 uint8_t *codes, uint8_t *scales)
+{
+	const struct mxcore_format *f = &qv_formats[elem];
+	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
+	uint32_t blocks = cols / MXCORE_BLOCK, b0, nb, i, v;
+	uint8_t nan_code = qv_nan_code(f);
+
+	for (b0 = 0; b0 < blocks; b0 += nb) {
+		QV_U m[QV_LANES], scale, rcp;
+		QV_U8 s8;
+		bool any_nan = false;
+
+		nb = blocks - b0 < QV_LANES ? blocks - b0 : QV_LANES;
+		for (i = 0; i < nb; i++) {
+			size_t at = (size_t)(b0 + i) * MXCORE_BLOCK;
+
+			m[i] = qv_load(in, bf16, at) & 0x7fffffffu;
+			#pragma GCC unroll 16
+			for (v = 1; v < QV_PER_BLOCK; v++)
+				m[i] = qv_max(m[i], qv_load(in, bf16,
+							    at + v * QV_LANES) &
+						    0x7fffffffu);
+		}
+		for (; i < QV_LANES; i++)
+			m[i] = qv_splat(0);
+		scale = qv_scale(elem, mode, qv_transpose_max(m));
+		s8 = __builtin_convertvector(scale, QV_U8);
+		memcpy(scales + b0, &s8, nb);
+		rcp = qv_reciprocal(scale);
+		for (i = 0; i < nb; i++)
+			any_nan |= scale[i] == MXCORE_SCALE_NAN;
+		for (i = 0; i < nb; i++) {
+			size_t at = (size_t)(b0 + i) * MXCORE_BLOCK;
+			uint8_t *out = codes + (b0 + i) * blk_bytes;
+			QV_U r = __builtin_shuffle(rcp, qv_splat(i));
+			QV_U y[QV_PER_BLOCK];
+
+			if (any_nan && scale[i] == MXCORE_SCALE_NAN) {
+				memset(out, elem == MXCORE_E2M1 ?
+					    (uint8_t)(nan_code << 4) | nan_code :
+					    nan_code, blk_bytes);
+				continue;
+			}
+			#pragma GCC unroll 16
+			for (v = 0; v < QV_PER_BLOCK; v++)
+				y[v] = qv_fmul(qv_load(in, bf16, at + v * QV_LANES),
+					       r);
+			qv_encode_block(elem, y, out);
+		}
+	}
+}
+
+static QV_TARGET void qv_quantize_row(enum mxcore_elem elem,
+				      enum mxcore_mode mode, const void *src,
+				      bool bf16, uint32_t cols, uint8_t *codes,
+				      uint8_t *scales)
+{
+	switch (elem) {
+	case MXCORE_E4M3:
+		qv_quantize_elem(MXCORE_E4M3, mode, src, bf16, cols, codes,
+				 scales);
+		break;
+	case MXCORE_E5M2:
+		qv_quantize_elem(MXCORE_E5M2, mode, src, bf16, cols, codes,
+				 scales);
+		break;
+	case MXCORE_E2M3:
+		qv_quantize_elem(MXCORE_E2M3, mode, src, bf16, cols, codes,
+				 scales);
+		break;
+	case MXCORE_E3M2:
+		qv_quantize_elem(MXCORE_E3M2, mode, src, bf16, cols, codes,
+				 scales);
+		break;
+	case MXCORE_E2M1:
+		qv_quantize_elem(MXCORE_E2M1, mode, src, bf16, cols, codes,
+				 scales);
+		break;
+	}
+}
+
+/* fp32 bits of codes' values times 2^(scale - 127), as the core. */
+static inline QV QV_U qv_decode(enum mxcore_elem elem, QV_U c, uint8_t scale)
+{
+	const struct mxcore_format *f = &qv_formats[elem];
+	unsigned int mag_bits = f->ebits + f->mbits;
+	QV_U sign = (c >> mag_bits) & 1, mag = c & ((1u << mag_bits) - 1);
+	uint32_t sf = scale ? (uint32_t)scale << 23 : 0x00400000u;
+	QV_U v;
+
+	if (scale == MXCORE_SCALE_NAN)
+		return qv_splat(0x7fc00000u);
+	/* exact: the bits shifted into fp32's fields, times 2^(127 - bias) */
+	v = qv_fmul(mag << (23 - f->mbits),
+		    qv_splat((uint32_t)(254 - f->bias) << 23));
+	v = qv_fmul(v, qv_splat(sf)) | sign << 31;
+	if (elem == MXCORE_E4M3)
+		return qv_sel(qv_eq(mag, qv_splat(0x7f)), qv_splat(0x7fc00000u),
+			      v);
+	if (elem == MXCORE_E5M2) {
+		v = qv_sel(qv_eq(mag, qv_splat(0x7c)),
+			   qv_splat(0x7f800000u) | sign << 31, v);
+		return qv_sel(qv_gt(mag, qv_splat(0x7c)),
+			      qv_splat(0x7fc00000u), v);
+	}
+	return v;
+}
+
+static inline QV void qv_store_values(QV_U v, bool bf16, uint8_t *out)
+{
+	QV_U16 h;
+
+	if (!bf16) {
+		memcpy(out, &v, sizeof(v));
+		return;
+	}
+	v = qv_sel(qv_isnan(v), qv_splat(0x7fc00000u),
+		   v + 0x7fff + ((v >> 16) & 1));
+	h = __builtin_convertvector(v >> 16, QV_U16);
+	memcpy(out, &h, sizeof(h));
+}
+
+/* The 32 codes of a block, QV_LANES per vector. */
+static inline QV void qv_load_codes(enum mxcore_elem elem, const uint8_t *p,
+		      QV_U c[QV_PER_BLOCK])
+{
+	unsigned int v;
+	QV_U8 raw;
+
+	if (elem != MXCORE_E2M1) {
+		#pragma GCC unroll 16
+		for (v = 0; v < QV_PER_BLOCK; v++) {
+			memcpy(&raw, p + v * QV_LANES, QV_LANES);
+			c[v] = __builtin_convertvector(raw, QV_U);
+		}
+		return;
+	}
+	#pragma GCC unroll 16
+	for (v = 0; v < QV_PER_BLOCK; v += 2) {
+		QV_U l, h;
+
+		memcpy(&raw, p + v / 2 * QV_LANES, QV_LANES);
+		l = __builtin_convertvector(raw, QV_U) & 0xf;
+		h = __builtin_convertvector(raw, QV_U) >> 4;
+		c[v] = __builtin_shuffle(l, h, (QV_U)QV_ZIP_LO);
+		c[v + 1] = __builtin_shuffle(l, h, (QV_U)QV_ZIP_HI);
+	}
+}
+
+static inline QV void qv_dequantize_elem(enum mxcore_elem elem, const uint8_t *codes,
+			   const uint8_t *scales, uint32_t cols, bool bf16,
+			   uint8_t *out)
+{
+	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
+	size_t es = bf16 ? 2 : 4;
+	uint32_t b, v;
+
+	for (b = 0; b < cols / MXCORE_BLOCK; b++) {
+		QV_U c[QV_PER_BLOCK];
+
+		qv_load_codes(elem, codes + b * blk_bytes, c);
+		#pragma GCC unroll 16
+		for (v = 0; v < QV_PER_BLOCK; v++)
+			qv_store_values(qv_decode(elem, c[v], scales[b]), bf16,
+					out + ((size_t)b * MXCORE_BLOCK +
+					       v * QV_LANES) * es);
+	}
+}
+
+static QV_TARGET void qv_dequantize_row(enum mxcore_elem elem,
+					const uint8_t *codes,
+					const uint8_t *scales, uint32_t cols,
+					bool bf16, void *dst)
+{
+	switch (elem) {
+	case MXCORE_E4M3:
+		qv_dequantize_elem(MXCORE_E4M3, codes, scales, cols, bf16, dst);
+		break;
+	case MXCORE_E5M2:
+		qv_dequantize_elem(MXCORE_E5M2, codes, scales, cols, bf16, dst);
+		break;
+	case MXCORE_E2M3:
+		qv_dequantize_elem(MXCORE_E2M3, codes, scales, cols, bf16, dst);
+		break;
+	case MXCORE_E3M2:
+		qv_dequantize_elem(MXCORE_E3M2, codes, scales, cols, bf16, dst);
+		break;
+	case MXCORE_E2M1:
+		qv_dequantize_elem(MXCORE_E2M1, codes, scales, cols, bf16, dst);
+		break;
+	}
+}
+
+#endif /* MXA_QUANT_BODY_H */
