@@ -127,10 +127,14 @@ $(BUILD)/tools/%.o: tools/%.c lib/include/mxaccel.h
 CLI_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
 	$(filter-out tools/demo.c,$(wildcard tools/*.c)))
 
+# The CLI alone links OpenBLAS: `mxaccel bench` measures SGEMM beside the
+# library's GEMM.  The library never depends on it.
+CLI_LIBS := -lopenblas
+
 $(CLI): $(CLI_OBJS) $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
-	$(Q)$(CC) $(CLI_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
+	$(Q)$(CC) $(CLI_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS) $(CLI_LIBS)
 
 $(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
 	@mkdir -p $(dir $@)

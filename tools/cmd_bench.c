@@ -1,52 +1,67 @@
 // SPDX-License-Identifier: MIT
 /*
- * mxaccel bench: time GEMM or quantization on random data (fixed seed, so
- * runs are comparable).  One warm-up run, then repeated runs until at least
- * BENCH_MIN_SECONDS have passed; the best and the median are reported,
- * the best being the least disturbed by the rest of the machine.
+ * mxaccel bench: time GEMM and quantization on random data (fixed seed, so
+ * runs are comparable) against peers measured in the same run: OpenBLAS
+ * SGEMM on the same matrices dequantized to fp32, memcpy of the
+ * quantization input, and the machine's peak FMA, BF16-dot and int8-dot
+ * rates (bench_machine.c, bench_blas.c).
+ *
+ * A measurement and its peer are timed alternately, run by run, after one
+ * warm-up run each, so both see the same machine (frequency, neighbours);
+ * rounds repeat until BENCH_MIN_SECONDS per function and BENCH_MIN_RUNS
+ * have passed.  Best and median are reported; ratios use the best times,
+ * the least disturbed by the rest of the machine.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cli.h"
 
 static const char usage[] =
-"usage: mxaccel bench --op gemm|quantize [options]\n"
+"usage: mxaccel bench [--op all|gemm|quantize] [options]\n"
 "\n"
-"  --op OP             gemm (C = A * B^T, fp32 C) or quantize (fp32 -> MX)\n"
-"  --recipe NAME       mxfp8 (default), mxfp8_e5m2, mxfp6_e2m3, mxfp4, ...\n"
-"  --m M --n N --k K   gemm shape (default 1024 each); quantize uses\n"
-"                      --m rows and --k columns (default 4096 each)\n"
+"  --op OP             all (default): machine peaks, then gemm in mxfp8 and\n"
+"                      mxfp4 beside OpenBLAS SGEMM, then quantize in mxfp8\n"
+"                      beside memcpy; gemm: C = A * B^T with fp32 C only;\n"
+"                      quantize: fp32 -> MX only\n"
+"  --recipe NAME       only this recipe (mxfp8, mxfp8_e5m2, mxfp6_e2m3,\n"
+"                      mxfp4, ...)\n"
+"  --m M --n N --k K   gemm shape (default 2048 each); quantize uses --m\n"
+"                      rows and --k columns (default 4096 each)\n"
 "  --device D          cpu, accel:N, cuda:N, auto (default: $MXACCEL_DEVICE or auto)\n"
 "  --kernel P          auto (default), native or emulated\n"
-"  --threads T         worker threads of a cpu device\n"
-"  --json              one JSON object per measurement\n";
+"  --threads T         worker threads of a cpu device (and of its peers)\n"
+"  --json              one JSON object per measurement\n"
+"\n"
+"Peers run on the cpu device only.  OpenBLAS is forced to its AVX-512\n"
+"kernel (OPENBLAS_CORETYPE=SkylakeX) on CPUs with AVX-512 unless\n"
+"OPENBLAS_CORETYPE is set.\n";
 
 #define BENCH_SEED 0x6d786163636c0001ull
 #define BENCH_MIN_SECONDS 0.5
 #define BENCH_MIN_RUNS 3
 #define BENCH_MAX_RUNS 100000
+#define BENCH_GEMM_DIM 2048
+#define BENCH_QUANT_DIM 4096
 
 struct bench_ctx {
 	struct mxa_device *dev;
 	const char *recipe_name;
 	struct mxa_recipe recipe;
 	enum mxa_pref pref;
-	uint32_t m, n, k;
+	uint32_t m, n, k;		/* as given, 0 = the op's default */
 	unsigned int threads;
 	char device[MXA_NAME_MAX];
+	bool peers;			/* cpu device: measure the peers */
 	bool json;
 	uint64_t rng;
-};
-
-/* One line of the report: a measured kernel (or, later, a peer). */
-struct bench_result {
-	const char *op;
-	char kernel[MXA_NAME_MAX];
-	double best, median;	/* seconds */
-	unsigned int runs;
-	double work;		/* flops (gemm) or bytes moved (quantize) */
+	struct bench_peaks peaks;
+	const char *blas_core;
+	bool blas_forced;
 };
 
 /* --- measuring ------------------------------------------------------------ */
@@ -66,78 +81,64 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Fills r->best, r->median and r->runs; a failing run ends it. */
-static int bench_time(int (*fn)(void *arg), void *arg, const char *what,
-		      struct bench_result *r)
-{
-	double *t, start, end, total = 0;
-	unsigned int n = 0;
-	int ret;
+struct bench_fn {
+	int (*fn)(void *arg);
+	void *arg;
+	const char *what;
+	struct bench_times *t;
+	double *samples;
+};
 
-	t = malloc(BENCH_MAX_RUNS * sizeof(*t));
-	if (!t) {
-		cli_error("out of memory");
-		return -1;
-	}
-	ret = fn(arg);
-	while (!ret && n < BENCH_MAX_RUNS &&
-	       (total < BENCH_MIN_SECONDS || n < BENCH_MIN_RUNS)) {
-		start = now();
-		ret = fn(arg);
-		end = now();
-		t[n++] = end - start;
-		total += end - start;
-	}
-	if (ret) {
-		cli_error("%s: %s", what, mxa_strerror(ret));
-		free(t);
-		return -1;
-	}
-	qsort(t, n, sizeof(*t), cmp_double);
-	r->best = t[0];
-	r->median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-	r->runs = n;
-	free(t);
-	return 0;
+static void summarize(struct bench_fn *f, unsigned int n)
+{
+	qsort(f->samples, n, sizeof(double), cmp_double);
+	f->t->best = f->samples[0];
+	f->t->median = n % 2 ? f->samples[n / 2] :
+		       (f->samples[n / 2 - 1] + f->samples[n / 2]) / 2;
+	f->t->runs = n;
 }
 
-static void bench_report(struct bench_ctx *ctx, const struct bench_result *r)
+/* Time fns[0..n) alternately (see the top of this file). */
+static int bench_alternate(struct bench_fn *fns, unsigned int n)
 {
-	bool gemm = !strcmp(r->op, "gemm");
-	const char *unit = gemm ? "GFLOP/s" : "GB/s";
-	double best = r->work / r->best * 1e-9;
-	double median = r->work / r->median * 1e-9;
-	struct cli_json j;
+	unsigned int i, runs = 0;
+	double total = 0, start;
+	int ret = 0;
 
-	if (ctx->json) {
-		cli_json_init(&j, stdout);
-		cli_json_object(&j, NULL);
-		cli_json_str(&j, "op", r->op);
-		cli_json_str(&j, "recipe", ctx->recipe_name);
-		cli_json_str(&j, "device", ctx->device);
-		cli_json_str(&j, "kernel", r->kernel);
-		cli_json_uint(&j, "m", ctx->m);
-		cli_json_uint(&j, "n", gemm ? ctx->n : 0);
-		cli_json_uint(&j, "k", ctx->k);
-		cli_json_uint(&j, "threads", ctx->threads);
-		cli_json_double(&j, "seconds", r->best);
-		cli_json_double(&j, "median_seconds", r->median);
-		cli_json_uint(&j, "runs", r->runs);
-		cli_json_double(&j, gemm ? "gflops" : "gbps", best);
-		cli_json_double(&j, gemm ? "median_gflops" : "median_gbps",
-				median);
-		cli_json_end(&j);
-		return;
+	for (i = 0; i < n; i++) {
+		fns[i].samples = malloc(BENCH_MAX_RUNS * sizeof(double));
+		if (!fns[i].samples) {
+			cli_error("out of memory");
+			ret = -1;
+			goto out;
+		}
 	}
-	if (gemm)
-		printf("gemm %s %ux%ux%u", ctx->recipe_name, ctx->m, ctx->n,
-		       ctx->k);
-	else
-		printf("quantize %s %ux%u", ctx->recipe_name, ctx->m, ctx->k);
-	printf(" on %s, kernel %s, %u thread%s: best %.3f ms %.1f %s, median %.3f ms %.1f %s (%u runs)\n",
-	       ctx->device, r->kernel, ctx->threads,
-	       ctx->threads == 1 ? "" : "s", r->best * 1e3, best, unit,
-	       r->median * 1e3, median, unit, r->runs);
+	for (i = 0; i < n && !ret; i++) {
+		ret = fns[i].fn(fns[i].arg);
+		if (ret)
+			cli_error("%s: %s", fns[i].what, mxa_strerror(ret));
+	}
+	while (!ret && runs < BENCH_MAX_RUNS &&
+	       (total < BENCH_MIN_SECONDS * n || runs < BENCH_MIN_RUNS)) {
+		for (i = 0; i < n && !ret; i++) {
+			start = now();
+			ret = fns[i].fn(fns[i].arg);
+			fns[i].samples[runs] = now() - start;
+			total += fns[i].samples[runs];
+			if (ret)
+				cli_error("%s: %s", fns[i].what,
+					  mxa_strerror(ret));
+		}
+		runs++;
+	}
+	if (!ret)
+		for (i = 0; i < n; i++)
+			summarize(&fns[i], runs);
+	ret = ret ? -1 : 0;
+out:
+	for (i = 0; i < n; i++)
+		free(fns[i].samples);
+	return ret;
 }
 
 /* --- data ----------------------------------------------------------------- */
@@ -215,7 +216,7 @@ static void free_matrix(struct mxa_matrix *mat)
 }
 
 static int plan_kernel(struct bench_ctx *ctx, const struct mxa_op_desc *desc,
-		       struct bench_result *r)
+		       char *kernel)
 {
 	struct mxa_plan plan;
 	int ret;
@@ -228,8 +229,139 @@ static int plan_kernel(struct bench_ctx *ctx, const struct mxa_op_desc *desc,
 		cli_error("mxa_plan: %s", mxa_strerror(ret));
 		return -1;
 	}
-	snprintf(r->kernel, sizeof(r->kernel), "%s", plan.kernel);
+	snprintf(kernel, MXA_NAME_MAX, "%s", plan.kernel);
 	return 0;
+}
+
+/* --- reporting ------------------------------------------------------------ */
+
+static double rate(double work, double seconds)
+{
+	return seconds > 0 ? work / seconds * 1e-9 : NAN;
+}
+
+/* The target ratio of design section 8 for this recipe, or NAN. */
+static double gemm_target(const struct mxa_recipe *r)
+{
+	if (r->elem == MXA_ELEM_E4M3)
+		return 1.2;
+	if (r->elem == MXA_ELEM_E2M1 || r->elem == MXA_ELEM_E2M3)
+		return 2.0;
+	return NAN;
+}
+
+static double quantize_target(const struct mxa_recipe *r)
+{
+	return r->elem == MXA_ELEM_E4M3 ? 0.6 : NAN;
+}
+
+static const char *verdict(double ratio, double target)
+{
+	if (isnan(target) || isnan(ratio))
+		return "";
+	return ratio >= target ? " (target met)" : " (target MISSED)";
+}
+
+static void json_head(struct bench_ctx *ctx, struct cli_json *j,
+		      const char *op, const char *kernel, uint32_t m,
+		      uint32_t n, uint32_t k)
+{
+	cli_json_init(j, stdout);
+	cli_json_object(j, NULL);
+	cli_json_str(j, "op", op);
+	cli_json_str(j, "recipe", ctx->recipe_name);
+	cli_json_str(j, "device", ctx->device);
+	cli_json_str(j, "kernel", kernel);
+	cli_json_uint(j, "m", m);
+	cli_json_uint(j, "n", n);
+	cli_json_uint(j, "k", k);
+	cli_json_uint(j, "threads", ctx->threads);
+}
+
+static void json_times(struct cli_json *j, const struct bench_times *t,
+		       double work, const char *unit)
+{
+	char key[32];
+
+	cli_json_double(j, "seconds", t->best);
+	cli_json_double(j, "median_seconds", t->median);
+	cli_json_uint(j, "runs", t->runs);
+	cli_json_double(j, unit, rate(work, t->best));
+	snprintf(key, sizeof(key), "median_%s", unit);
+	cli_json_double(j, key, rate(work, t->median));
+}
+
+/* The peak that bounds a recipe's kernel: int8 dot, bf16 dot, or FMA. */
+static double recipe_peak(const struct bench_ctx *ctx, const char **kind)
+{
+	enum mxa_elem e = ctx->recipe.elem;
+
+	if ((e == MXA_ELEM_E2M1 || e == MXA_ELEM_E2M3) && ctx->peaks.int8) {
+		*kind = "int8-dot";
+		return ctx->peaks.int8;
+	}
+	if (ctx->peaks.bf16) {
+		*kind = "bf16-dot";
+		return ctx->peaks.bf16;
+	}
+	*kind = "fp32-fma";
+	return ctx->peaks.fma ? ctx->peaks.fma : NAN;
+}
+
+struct gemm_result {
+	char kernel[MXA_NAME_MAX];
+	struct bench_times ours, sgemm;
+	double flops;
+	double max_rel_diff;		/* |ours - sgemm| / max |sgemm| */
+};
+
+static void report_gemm(struct bench_ctx *ctx, const struct gemm_result *r,
+			uint32_t m, uint32_t n, uint32_t k)
+{
+	double ours = rate(r->flops, r->ours.best);
+	double peer = ctx->peers ? rate(r->flops, r->sgemm.best) : NAN;
+	double peer_med = ctx->peers ? rate(r->flops, r->sgemm.median) : NAN;
+	double ratio = ours / peer, target = gemm_target(&ctx->recipe);
+	const char *kind = "none";
+	double peak = ctx->peers ? recipe_peak(ctx, &kind) : NAN;
+	struct cli_json j;
+
+	if (ctx->json) {
+		json_head(ctx, &j, "gemm", r->kernel, m, n, k);
+		json_times(&j, &r->ours, r->flops, "gflops");
+		cli_json_double(&j, "sgemm_gflops", peer);
+		cli_json_double(&j, "sgemm_median_gflops", peer_med);
+		cli_json_str(&j, "sgemm_core", ctx->peers ? ctx->blas_core :
+			     NULL);
+		cli_json_double(&j, "ratio_vs_sgemm", ratio);
+		cli_json_double(&j, "median_ratio_vs_sgemm",
+				rate(r->flops, r->ours.median) / peer_med);
+		cli_json_double(&j, "target_ratio", target);
+		cli_json_double(&j, "peak_gflops", peak);
+		cli_json_str(&j, "peak_kind", kind);
+		cli_json_double(&j, "pct_of_peak", 100 * ours / peak);
+		cli_json_double(&j, "fma_peak_gflops",
+				ctx->peers ? ctx->peaks.fma : NAN);
+		cli_json_double(&j, "sgemm_pct_of_fma_peak",
+				100 * peer / ctx->peaks.fma);
+		cli_json_double(&j, "max_rel_diff_vs_sgemm",
+				ctx->peers ? r->max_rel_diff : NAN);
+		cli_json_end(&j);
+		return;
+	}
+	printf("gemm %s %ux%ux%u on %s, kernel %s, %u thread%s: best %.3f ms %.1f GFLOP/s, median %.3f ms %.1f GFLOP/s (%u runs)\n",
+	       ctx->recipe_name, m, n, k, ctx->device, r->kernel,
+	       ctx->threads, ctx->threads == 1 ? "" : "s", r->ours.best * 1e3,
+	       ours, r->ours.median * 1e3, rate(r->flops, r->ours.median),
+	       r->ours.runs);
+	if (!ctx->peers)
+		return;
+	printf("  OpenBLAS SGEMM (%s) on the dequantized data: best %.3f ms %.1f GFLOP/s, median %.1f GFLOP/s (%.0f%% of FMA peak)\n",
+	       ctx->blas_core, r->sgemm.best * 1e3, peer, peer_med,
+	       100 * peer / ctx->peaks.fma);
+	printf("  ratio %.2fx SGEMM%s, %.0f%% of the %s peak, %.0f%% of the FMA peak; max |ours - SGEMM| / max |C| = %.2g\n",
+	       ratio, verdict(ratio, target), 100 * ours / peak, kind,
+	       100 * ours / ctx->peaks.fma, r->max_rel_diff);
 }
 
 /* --- gemm ----------------------------------------------------------------- */
@@ -249,15 +381,15 @@ static int gemm_once(void *arg)
 }
 
 /* A and B are random fp32 data quantized by the library in the recipe. */
-static int random_matrix(struct bench_ctx *ctx, uint32_t rows,
+static int random_matrix(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
 			 struct mxa_matrix *mat)
 {
 	struct mxa_dense src;
 	int ret;
 
-	if (random_dense(ctx, rows, ctx->k, &src))
+	if (random_dense(ctx, rows, cols, &src))
 		return -1;
-	ret = new_matrix(ctx, rows, ctx->k, mat);
+	ret = new_matrix(ctx, rows, cols, mat);
 	if (!ret) {
 		ret = mxa_quantize(ctx->dev, &src, mat, ctx->recipe.mode,
 				   MXA_PREF_AUTO);
@@ -270,39 +402,100 @@ static int random_matrix(struct bench_ctx *ctx, uint32_t rows,
 	return ret;
 }
 
+/* The MX matrix dequantized to fp32 in host memory (freed by the caller). */
+static float *dequantized(struct bench_ctx *ctx, const struct mxa_matrix *mx)
+{
+	struct mxa_dense d = { .dtype = MXA_DTYPE_F32, .rows = mx->rows,
+			       .cols = mx->cols };
+	size_t bytes;
+	float *host = NULL;
+	int ret;
+
+	if (cli_dense_bytes(MXA_DTYPE_F32, mx->rows, mx->cols, &bytes) ||
+	    cli_buffer_new(ctx->dev, bytes, &d.buf))
+		return NULL;
+	ret = mxa_dequantize(ctx->dev, mx, &d, MXA_PREF_AUTO);
+	if (!ret) {
+		host = malloc(bytes);
+		ret = host ? mxa_buffer_read(d.buf, 0, host, bytes) : -ENOMEM;
+	}
+	if (ret) {
+		cli_error("dequantizing for SGEMM: %s", mxa_strerror(ret));
+		free(host);
+		host = NULL;
+	}
+	cli_buffer_free(d.buf);
+	return host;
+}
+
+static double max_rel_diff(struct mxa_buffer *c, const float *ref,
+			   size_t count)
+{
+	float *ours = malloc(count * sizeof(float));
+	double big = 0, diff = 0;
+	size_t i;
+
+	if (!ours || mxa_buffer_read(c, 0, ours, count * sizeof(float))) {
+		free(ours);
+		return NAN;
+	}
+	for (i = 0; i < count; i++) {
+		big = fmax(big, fabs(ref[i]));
+		diff = fmax(diff, fabs((double)ours[i] - ref[i]));
+	}
+	free(ours);
+	return big > 0 ? diff / big : diff;
+}
+
 static int bench_gemm(struct bench_ctx *ctx)
 {
+	uint32_t m = ctx->m ? ctx->m : BENCH_GEMM_DIM;
+	uint32_t n = ctx->n ? ctx->n : BENCH_GEMM_DIM;
+	uint32_t k = ctx->k ? ctx->k : BENCH_GEMM_DIM;
 	struct mxa_op_desc desc = {
 		.op = MXA_OP_GEMM, .a_elem = ctx->recipe.elem,
 		.b_elem = ctx->recipe.elem, .dtype = MXA_DTYPE_F32,
-		.m = ctx->m, .n = ctx->n, .k = ctx->k,
+		.m = m, .n = n, .k = k,
 	};
 	struct gemm_run g = { .dev = ctx->dev, .pref = ctx->pref };
-	struct bench_result r = { .op = "gemm" };
+	struct bench_sgemm s = { .m = m, .n = n, .k = k };
+	struct gemm_result r = { .flops = 2.0 * m * n * k };
+	struct bench_fn fns[2] = {
+		{ .fn = gemm_once, .arg = &g, .what = "mxa_gemm", .t = &r.ours },
+		{ .fn = bench_sgemm_once, .arg = &s, .what = "cblas_sgemm",
+		  .t = &r.sgemm },
+	};
 	size_t c_bytes;
 	int ret = -1;
 
-	if (plan_kernel(ctx, &desc, &r))
+	if (plan_kernel(ctx, &desc, r.kernel))
 		return -1;
-	if (random_matrix(ctx, ctx->m, &g.a) ||
-	    random_matrix(ctx, ctx->n, &g.b) ||
-	    cli_dense_bytes(MXA_DTYPE_F32, ctx->m, ctx->n, &c_bytes) ||
+	if (random_matrix(ctx, m, k, &g.a) || random_matrix(ctx, n, k, &g.b) ||
+	    cli_dense_bytes(MXA_DTYPE_F32, m, n, &c_bytes) ||
 	    cli_buffer_new(ctx->dev, c_bytes, &g.c.buf))
 		goto out;
 	g.c.dtype = MXA_DTYPE_F32;
-	g.c.rows = ctx->m;
-	g.c.cols = ctx->n;
-	r.work = 2.0 * ctx->m * ctx->n * ctx->k;
-	if (bench_time(gemm_once, &g, "mxa_gemm", &r))
+	g.c.rows = m;
+	g.c.cols = n;
+	if (ctx->peers) {
+		s.a = dequantized(ctx, &g.a);
+		s.b = dequantized(ctx, &g.b);
+		s.c = malloc(c_bytes);
+		if (!s.a || !s.b || !s.c) {
+			cli_error("out of memory for the SGEMM peer");
+			goto out;
+		}
+	}
+	if (bench_alternate(fns, ctx->peers ? 2 : 1))
 		goto out;
-	bench_report(ctx, &r);
-	/*
-	 * Peers measured in the same run (OpenBLAS SGEMM on the dequantized
-	 * data) belong here: each fills its own bench_result from the same
-	 * g.a / g.b and goes through bench_report().
-	 */
+	if (ctx->peers)
+		r.max_rel_diff = max_rel_diff(g.c.buf, s.c, (size_t)m * n);
+	report_gemm(ctx, &r, m, n, k);
 	ret = 0;
 out:
+	free((void *)s.a);
+	free((void *)s.b);
+	free(s.c);
 	cli_buffer_free(g.c.buf);
 	free_matrix(&g.b);
 	free_matrix(&g.a);
@@ -326,32 +519,87 @@ static int quantize_once(void *arg)
 	return mxa_quantize(q->dev, &q->src, &q->dst, q->mode, q->pref);
 }
 
+static void report_quantize(struct bench_ctx *ctx, const char *kernel,
+			    uint32_t m, uint32_t k, double bytes,
+			    const struct bench_times *ours,
+			    double copy_bytes, const struct bench_times *copy)
+{
+	double gbps = rate(bytes, ours->best);
+	double peer = ctx->peers ? rate(copy_bytes, copy->best) : NAN;
+	double ratio = gbps / peer, target = quantize_target(&ctx->recipe);
+	struct cli_json j;
+
+	if (ctx->json) {
+		json_head(ctx, &j, "quantize", kernel, m, 0, k);
+		json_times(&j, ours, bytes, "gbps");
+		cli_json_double(&j, "memcpy_gbps", peer);
+		cli_json_double(&j, "memcpy_median_gbps",
+				ctx->peers ? rate(copy_bytes, copy->median) :
+				NAN);
+		cli_json_double(&j, "ratio_vs_memcpy", ratio);
+		cli_json_double(&j, "median_ratio_vs_memcpy",
+				rate(bytes, ours->median) /
+				rate(copy_bytes, copy->median));
+		cli_json_double(&j, "target_ratio", target);
+		cli_json_end(&j);
+		return;
+	}
+	printf("quantize %s %ux%u on %s, kernel %s, %u thread%s: best %.3f ms %.1f GB/s, median %.3f ms %.1f GB/s (%u runs)\n",
+	       ctx->recipe_name, m, k, ctx->device, kernel, ctx->threads,
+	       ctx->threads == 1 ? "" : "s", ours->best * 1e3, gbps,
+	       ours->median * 1e3, rate(bytes, ours->median), ours->runs);
+	if (!ctx->peers)
+		return;
+	printf("  memcpy of the fp32 input: best %.3f ms %.1f GB/s, median %.1f GB/s; ratio %.2f of memcpy%s\n",
+	       copy->best * 1e3, peer, rate(copy_bytes, copy->median), ratio,
+	       verdict(ratio, target));
+}
+
 static int bench_quantize(struct bench_ctx *ctx)
 {
+	uint32_t m = ctx->m ? ctx->m : BENCH_QUANT_DIM;
+	uint32_t k = ctx->k ? ctx->k : BENCH_QUANT_DIM;
 	struct mxa_op_desc desc = {
 		.op = MXA_OP_QUANTIZE, .a_elem = ctx->recipe.elem,
 		.b_elem = ctx->recipe.elem, .dtype = MXA_DTYPE_F32,
-		.mode = ctx->recipe.mode, .m = ctx->m, .k = ctx->k,
+		.mode = ctx->recipe.mode, .m = m, .k = k,
 	};
 	struct quantize_run q = {
 		.dev = ctx->dev, .mode = ctx->recipe.mode, .pref = ctx->pref,
 	};
-	struct bench_result r = { .op = "quantize" };
+	struct bench_times ours = { 0 }, copy = { 0 };
+	struct bench_fn fns[2] = {
+		{ .fn = quantize_once, .arg = &q, .what = "mxa_quantize",
+		  .t = &ours },
+		{ .fn = bench_copy_once, .what = "memcpy", .t = &copy },
+	};
+	char kernel[MXA_NAME_MAX];
+	double bytes, copy_bytes = 0;
 	int ret = -1;
 
-	if (plan_kernel(ctx, &desc, &r))
+	if (plan_kernel(ctx, &desc, kernel))
 		return -1;
-	if (random_dense(ctx, ctx->m, ctx->k, &q.src) ||
-	    new_matrix(ctx, ctx->m, ctx->k, &q.dst))
+	if (random_dense(ctx, m, k, &q.src) || new_matrix(ctx, m, k, &q.dst))
 		goto out;
 	/* Memory traffic: the fp32 input read, codes and scales written. */
-	r.work = (double)mxa_buffer_size(q.src.buf) +
-		 mxa_buffer_size(q.dst.data) + mxa_buffer_size(q.dst.scale);
-	if (bench_time(quantize_once, &q, "mxa_quantize", &r))
+	bytes = (double)mxa_buffer_size(q.src.buf) +
+		mxa_buffer_size(q.dst.data) + mxa_buffer_size(q.dst.scale);
+	if (ctx->peers) {
+		/* The same input size copied: read once, written once. */
+		fns[1].arg = bench_copy_new(mxa_buffer_size(q.src.buf),
+					    ctx->threads);
+		if (!fns[1].arg) {
+			cli_error("out of memory for the memcpy peer");
+			goto out;
+		}
+		copy_bytes = 2.0 * mxa_buffer_size(q.src.buf);
+	}
+	if (bench_alternate(fns, ctx->peers ? 2 : 1))
 		goto out;
-	bench_report(ctx, &r);
+	report_quantize(ctx, kernel, m, k, bytes, &ours, copy_bytes, &copy);
 	ret = 0;
 out:
+	bench_copy_free(fns[1].arg);
 	free_matrix(&q.dst);
 	cli_buffer_free(q.src.buf);
 	return ret;
@@ -359,27 +607,90 @@ out:
 
 /* --- command -------------------------------------------------------------- */
 
-struct bench_op {
-	const char *name;
-	int (*run)(struct bench_ctx *ctx);
-	uint32_t dflt;		/* default for every dimension */
-	bool uses_n;
-};
+static void report_machine(struct bench_ctx *ctx, const char *desc)
+{
+	struct cli_json j;
 
-static const struct bench_op bench_ops[] = {
-	{ "gemm", bench_gemm, 1024, true },
-	{ "quantize", bench_quantize, 4096, false },
-};
+	if (ctx->json) {
+		cli_json_init(&j, stdout);
+		cli_json_object(&j, NULL);
+		cli_json_str(&j, "op", "peak");
+		cli_json_str(&j, "device", ctx->device);
+		cli_json_uint(&j, "threads", ctx->threads);
+		cli_json_double(&j, "fma_gflops", ctx->peaks.fma);
+		cli_json_str(&j, "fma_insn", ctx->peaks.fma_insn);
+		cli_json_double(&j, "bf16_dot_gflops",
+				ctx->peaks.bf16 ? ctx->peaks.bf16 : NAN);
+		cli_json_double(&j, "int8_dot_gops",
+				ctx->peaks.int8 ? ctx->peaks.int8 : NAN);
+		cli_json_str(&j, "sgemm_core", ctx->blas_core);
+		cli_json_bool(&j, "sgemm_core_forced", ctx->blas_forced);
+		cli_json_str(&j, "description", desc);
+		cli_json_end(&j);
+		return;
+	}
+	printf("device %s: %s\n", ctx->device, desc);
+	printf("measured peaks, %u thread%s: fp32 FMA (%s) %.1f GFLOP/s",
+	       ctx->threads, ctx->threads == 1 ? "" : "s",
+	       ctx->peaks.fma_insn ? ctx->peaks.fma_insn : "none",
+	       ctx->peaks.fma);
+	if (ctx->peaks.bf16)
+		printf(", bf16 dot (vdpbf16ps zmm) %.1f GFLOP/s",
+		       ctx->peaks.bf16);
+	else
+		printf(", bf16 dot: none (no AVX512_BF16)");
+	if (ctx->peaks.int8)
+		printf(", int8 dot (vpdpbusd zmm) %.1f GOP/s\n",
+		       ctx->peaks.int8);
+	else
+		printf(", int8 dot: none (no AVX512_VNNI)\n");
+	printf("OpenBLAS core %s%s\n", ctx->blas_core,
+	       ctx->blas_forced ? " (set by OPENBLAS_CORETYPE)" : "");
+}
+
+enum bench_op_kind { BENCH_ALL, BENCH_GEMM, BENCH_QUANTIZE };
+
+static int run_recipe(struct bench_ctx *ctx, const char *name,
+		      int (*fn)(struct bench_ctx *ctx))
+{
+	if (mxa_recipe_parse(name, &ctx->recipe)) {
+		cli_error("the library does not know the recipe %s", name);
+		return -1;
+	}
+	ctx->recipe_name = name;
+	return fn(ctx);
+}
+
+static int run_ops(struct bench_ctx *ctx, enum bench_op_kind op,
+		   const char *recipe)
+{
+	static const char *const gemm_recipes[] = { "mxfp8", "mxfp4" };
+	size_t i;
+
+	if (op != BENCH_QUANTIZE) {
+		for (i = 0; i < ARRAY_SIZE(gemm_recipes); i++) {
+			if (recipe && i)
+				break;
+			if (run_recipe(ctx, recipe ? recipe : gemm_recipes[i],
+				       bench_gemm))
+				return -1;
+		}
+	}
+	if (op != BENCH_GEMM &&
+	    run_recipe(ctx, recipe ? recipe : "mxfp8", bench_quantize))
+		return -1;
+	return 0;
+}
 
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_ctx ctx = { .pref = MXA_PREF_AUTO, .rng = BENCH_SEED };
-	const char *op_name = NULL, *device = NULL;
-	const struct bench_op *op = NULL;
+	const char *op_name = "all", *device = NULL, *recipe = NULL;
+	enum bench_op_kind op;
 	struct mxa_device_info di;
 	uint32_t threads = 0;
 	struct cli_opt opts[] = {
-		CLI_REQUIRED("op", CLI_STR, &op_name),
+		CLI_OPTION("op", CLI_STR, &op_name),
 		CLI_OPTION("recipe", CLI_RECIPE, &ctx.recipe),
 		CLI_OPTION("m", CLI_U32, &ctx.m),
 		CLI_OPTION("n", CLI_U32, &ctx.n),
@@ -390,39 +701,36 @@ int cmd_bench(int argc, char **argv)
 		CLI_OPTION("json", CLI_FLAG, &ctx.json),
 		CLI_END,
 	};
-	struct cli_opt *recipe = cli_opt_get(opts, "recipe");
-	size_t i;
+	struct cli_opt *ropt = cli_opt_get(opts, "recipe");
 	int ret;
 
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-	for (i = 0; i < ARRAY_SIZE(bench_ops); i++)
-		if (!strcmp(op_name, bench_ops[i].name))
-			op = &bench_ops[i];
-	if (!op) {
-		cli_error("--op '%s': unknown operation (expected one of: gemm, quantize)",
+	if (!strcmp(op_name, "all")) {
+		op = BENCH_ALL;
+	} else if (!strcmp(op_name, "gemm")) {
+		op = BENCH_GEMM;
+	} else if (!strcmp(op_name, "quantize")) {
+		op = BENCH_QUANTIZE;
+	} else {
+		cli_error("--op '%s': unknown operation (expected one of: all, gemm, quantize)",
 			  op_name);
 		return CLI_EXIT_ERROR;
 	}
-	if (!op->uses_n && cli_opt_get(opts, "n")->seen) {
-		cli_error("--n: not used by --op %s (it takes --m rows and --k columns)",
-			  op->name);
+	if (op == BENCH_QUANTIZE && cli_opt_get(opts, "n")->seen) {
+		cli_error("--n: not used by --op quantize (it takes --m rows and --k columns)");
 		return CLI_EXIT_ERROR;
 	}
-	if (!recipe->seen &&
-	    mxa_recipe_parse("mxfp8", &ctx.recipe)) {
-		cli_error("the library does not know the recipe mxfp8");
-		return CLI_EXIT_ERROR;
+	if (ropt->seen) {
+		recipe = mxa_recipe_name(&ctx.recipe);
+		if (!recipe)
+			recipe = ropt->arg;
 	}
-	ctx.recipe_name = mxa_recipe_name(&ctx.recipe);
-	if (!ctx.recipe_name)
-		ctx.recipe_name = recipe->arg;
-	ctx.m = ctx.m ? ctx.m : op->dflt;
-	ctx.n = ctx.n ? ctx.n : (op->uses_n ? op->dflt : 0);
-	ctx.k = ctx.k ? ctx.k : op->dflt;
-	if (cli_check_k("k", ctx.k))
+	if (ctx.k && cli_check_k("k", ctx.k))
 		return CLI_EXIT_ERROR;
+	if (op != BENCH_QUANTIZE)
+		bench_blas_force_avx512(argc, argv);
 
 	if (cli_device_open(device, &ctx.dev))
 		return CLI_EXIT_ERROR;
@@ -444,8 +752,17 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	snprintf(ctx.device, sizeof(ctx.device), "%s", di.name);
-	ctx.threads = di.threads;
-	ret = op->run(&ctx) ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+	ctx.threads = di.threads ? di.threads : 1;
+	ctx.peers = !strcmp(di.backend, "cpu");
+	if (ctx.peers) {
+		bench_sgemm_threads(ctx.threads);
+		ctx.blas_core = bench_blas_core(&ctx.blas_forced);
+		if (op != BENCH_QUANTIZE) {
+			bench_peaks(ctx.threads, &ctx.peaks);
+			report_machine(&ctx, di.description);
+		}
+	}
+	ret = run_ops(&ctx, op, recipe) ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 out:
 	cli_device_close(ctx.dev);
 	return ret;

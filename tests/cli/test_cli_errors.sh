@@ -169,6 +169,35 @@ for line in lines:
                 "threads", "seconds", "gbps"):
         assert key in m, key
 ' || fail "bench --json: not one JSON object per line with the documented keys"
+	# The whole suite on tiny shapes: peaks, gemm beside SGEMM, quantize
+	# beside memcpy, each line with the keys Documentation/cli.rst lists.
+	cases=$((cases + 1))
+	"$mx" bench --m 32 --n 32 --k 64 --threads 2 --json | python3 -c '
+import json, sys
+ops = {}
+for line in sys.stdin.read().splitlines():
+    m = json.loads(line)
+    ops.setdefault(m["op"], []).append(m)
+keys = {
+    "peak": ("threads", "fma_gflops", "bf16_dot_gflops", "int8_dot_gops",
+             "sgemm_core"),
+    "gemm": ("recipe", "m", "n", "k", "threads", "gflops", "sgemm_gflops",
+             "ratio_vs_sgemm", "peak_gflops", "max_rel_diff_vs_sgemm"),
+    "quantize": ("recipe", "m", "n", "k", "threads", "gbps", "memcpy_gbps",
+                 "ratio_vs_memcpy"),
+}
+assert sorted(ops) == sorted(keys), sorted(ops)
+assert [m["recipe"] for m in ops["gemm"]] == ["mxfp8", "mxfp4"]
+for op, want in keys.items():
+    for m in ops[op]:
+        for key in want:
+            assert key in m, (op, key)
+for m in ops["gemm"]:
+    assert m["gflops"] > 0 and m["sgemm_gflops"] > 0, m
+    assert m["max_rel_diff_vs_sgemm"] < 1e-5, m
+for m in ops["quantize"]:
+    assert m["gbps"] > 0 and m["memcpy_gbps"] > 0, m
+' || fail "bench --json (all): not the documented measurements and keys"
 fi
 
 # --- usage ---------------------------------------------------------------
@@ -187,7 +216,8 @@ for sub in "" info quantize dequantize gemm bench; do
 		fail "$sub --help: no usage on stdout"
 	[ -s "$tmp/stderr" ] && fail "$sub --help: wrote to stderr"
 done
-for sub in quantize dequantize gemm bench; do
+# (`bench` alone runs the whole benchmark, as `info` alone runs.)
+for sub in quantize dequantize gemm; do
 	cases=$((cases + 1))
 	"$mx" $sub >"$tmp/stdout" 2>"$tmp/stderr"
 	rc=$?
@@ -226,7 +256,7 @@ for opt in --m --n --k --a --a-scale --a-elem --b --b-scale --b-elem --out; do
 	drop "$opt" "${G[@]}"
 	expect_fail "gemm without $opt" "$opt" "${args[@]}"
 done
-expect_fail "bench without --op" "--op" bench --m 64
+expect_fail "bench --op without a value" "--op" bench --op
 
 # --- numbers -----------------------------------------------------------------
 for bad in abc -4 0 1.5 "" 4x " 4" 0x10 99999999999 +4; do
