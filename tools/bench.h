@@ -29,9 +29,17 @@ struct bench_times {
 struct bench_peaks {
 	double fma, bf16, int8;
 	const char *fma_insn;
+	unsigned int threads;
 };
 
+/* Measure every peak (best of a few runs) into a zeroed *out. */
 void bench_peaks(unsigned int threads, struct bench_peaks *out);
+/*
+ * One short run of every peak *peaks has, each kept if higher: timed
+ * alternately with a kernel, so the peak and the kernel are measured
+ * under the same conditions on a shared machine.  Returns 0.
+ */
+int bench_peaks_once(void *peaks);
 
 /* memcpy of size bytes split over threads; traffic 2 * size per run. */
 struct bench_copy;

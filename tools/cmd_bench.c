@@ -6,11 +6,12 @@
  * quantization input, and the machine's peak FMA, BF16-dot and int8-dot
  * rates (bench_machine.c, bench_blas.c).
  *
- * A measurement and its peer are timed alternately, run by run, after one
- * warm-up run each, so both see the same machine (frequency, neighbours);
- * rounds repeat until BENCH_MIN_SECONDS per function and BENCH_MIN_RUNS
- * have passed.  Best and median are reported; ratios use the best times,
- * the least disturbed by the rest of the machine.
+ * A measurement and its peers (for GEMM, SGEMM and short runs of the
+ * peak loops) are timed alternately, run by run, after one warm-up run
+ * each, so all see the same machine (frequency, neighbours); rounds repeat
+ * until BENCH_MIN_SECONDS per function and BENCH_MIN_RUNS have passed.
+ * Best and median are reported; ratios use the best times, the least
+ * disturbed by the rest of the machine, and the highest peaks seen.
  */
 #include <errno.h>
 #include <math.h>
@@ -460,10 +461,13 @@ static int bench_gemm(struct bench_ctx *ctx)
 	struct gemm_run g = { .dev = ctx->dev, .pref = ctx->pref };
 	struct bench_sgemm s = { .m = m, .n = n, .k = k };
 	struct gemm_result r = { .flops = 2.0 * m * n * k };
-	struct bench_fn fns[2] = {
+	struct bench_times peak_times;
+	struct bench_fn fns[3] = {
 		{ .fn = gemm_once, .arg = &g, .what = "mxa_gemm", .t = &r.ours },
 		{ .fn = bench_sgemm_once, .arg = &s, .what = "cblas_sgemm",
 		  .t = &r.sgemm },
+		{ .fn = bench_peaks_once, .arg = &ctx->peaks, .what = "peaks",
+		  .t = &peak_times },
 	};
 	size_t c_bytes;
 	int ret = -1;
@@ -486,7 +490,8 @@ static int bench_gemm(struct bench_ctx *ctx)
 			goto out;
 		}
 	}
-	if (bench_alternate(fns, ctx->peers ? 2 : 1))
+	/* The peaks too run alternately: the best of the run is kept. */
+	if (bench_alternate(fns, ctx->peers ? 3 : 1))
 		goto out;
 	if (ctx->peers)
 		r.max_rel_diff = max_rel_diff(g.c.buf, s.c, (size_t)m * n);
