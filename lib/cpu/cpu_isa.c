@@ -77,7 +77,8 @@ static const char *const level_names[] = {
 _Static_assert(MXA_ARRAY_SIZE(level_names) == CPU_ISA_COUNT,
 	       "one name per enum cpu_isa_level");
 
-static enum cpu_isa_level detected;
+/* The best level the CPU runs, and the one a device gets by default. */
+static enum cpu_isa_level detected, preferred;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
 #if CPU_X86
@@ -130,6 +131,23 @@ static enum cpu_isa_level detect_x86(void)
 		return CPU_ISA_AVX512VNNI;
 	return CPU_ISA_AVX512BF16;
 }
+
+/*
+ * Intel's cores (Cooper Lake, Sapphire and Emerald Rapids) issue
+ * vdpbf16ps on one port, at half the rate of vfmadd231ps on two: there
+ * the FMA kernel of the avx512vnni level is the faster one for bf16
+ * panels (Documentation/bench-cpu.rst has the numbers).  AMD's Zen 4
+ * runs both at one zmm per cycle, so vdpbf16ps doubles the rate.
+ */
+static bool bf16dot_is_slow(void)
+{
+	unsigned int max, ebx, ecx, edx;
+
+	if (!__get_cpuid(0, &max, &ebx, &ecx, &edx))
+		return false;
+	/* "GenuineIntel" */
+	return ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e;
+}
 #endif
 
 static void detect(void)
@@ -141,6 +159,11 @@ static void detect(void)
 #endif
 	while (!isas[detected])
 		detected--;
+	preferred = detected;
+#if CPU_X86
+	if (preferred == CPU_ISA_AVX512BF16 && bf16dot_is_slow())
+		preferred = CPU_ISA_AVX512VNNI;
+#endif
 }
 
 int cpu_isa_select(const struct cpu_isa **out, bool *forced)
@@ -151,7 +174,7 @@ int cpu_isa_select(const struct cpu_isa **out, bool *forced)
 	pthread_once(&detect_once, detect);
 	*forced = s && *s && strcmp(s, "auto");
 	if (!*forced) {
-		*out = isas[detected];
+		*out = isas[preferred];
 		return 0;
 	}
 	for (l = 0; l < CPU_ISA_COUNT; l++) {

@@ -30,9 +30,11 @@ struct cpu_isa {
 };
 
 /*
- * The level for a new device: the best the CPU has, or $MXACCEL_CPU_ISA
- * ("auto" = the best).  -EINVAL for an unknown name, -EOPNOTSUPP for a
- * level the CPU lacks.  *forced says whether the variable chose it.
+ * The level for a new device: the fastest the CPU has (the highest, but
+ * on Intel avx512vnni rather than avx512bf16, see cpu_isa.c), or
+ * $MXACCEL_CPU_ISA ("auto" = that choice), which may name any level the
+ * CPU runs.  -EINVAL for an unknown name, -EOPNOTSUPP for a level the CPU
+ * lacks.  *forced says whether the variable chose it.
  */
 int cpu_isa_select(const struct cpu_isa **out, bool *forced);
 
