@@ -21,6 +21,19 @@
 #error "the MX core needs a compiler with 128-bit integers (64-bit targets)"
 #endif
 
+/*
+ * Every function of the core is marked MXCORE_FN and every table
+ * MXCORE_TABLE.  Both are empty in C; the CUDA plugin defines them as
+ * __device__ and compiles the same source for the GPU, so that its
+ * quantization and exact GEMM are the core's own code.
+ */
+#ifndef MXCORE_FN
+#define MXCORE_FN
+#endif
+#ifndef MXCORE_TABLE
+#define MXCORE_TABLE
+#endif
+
 #define MXCORE_BLOCK 32
 
 /* Values match enum mxa_elem and the uapi. */
@@ -67,21 +80,21 @@ struct mxcore_format {
 	uint32_t max_f32;	/* fp32 bits of the largest finite value */
 };
 
-bool mxcore_elem_valid(unsigned int elem);
-const struct mxcore_format *mxcore_format(enum mxcore_elem elem);
+MXCORE_FN bool mxcore_elem_valid(unsigned int elem);
+MXCORE_FN const struct mxcore_format *mxcore_format(enum mxcore_elem elem);
 
 /*
  * Decode an element code to its exact value k * 2^k_exp (k signed).
  * Returns 0, or MXCORE_NAN / MXCORE_PINF / MXCORE_NINF for special codes
  * (k is then 0).
  */
-unsigned int mxcore_decode(enum mxcore_elem elem, uint8_t code, int64_t *k);
+MXCORE_FN unsigned int mxcore_decode(enum mxcore_elem elem, uint8_t code, int64_t *k);
 
 /* Bytes holding one row of cols elements (cols a multiple of 32). */
-uint64_t mxcore_row_bytes(enum mxcore_elem elem, uint64_t cols);
+MXCORE_FN uint64_t mxcore_row_bytes(enum mxcore_elem elem, uint64_t cols);
 /* Read element i of a row (handles fp4 nibble packing). */
-static inline uint8_t mxcore_get_code(enum mxcore_elem elem,
-				      const uint8_t *row, uint32_t i)
+static inline MXCORE_FN uint8_t mxcore_get_code(enum mxcore_elem elem,
+						const uint8_t *row, uint32_t i)
 {
 	if (elem == MXCORE_E2M1)
 		return (row[i >> 1] >> ((i & 1) * 4)) & 0xf;
@@ -96,11 +109,11 @@ static inline uint8_t mxcore_get_code(enum mxcore_elem elem,
  * overflow to Inf.  s is 0 < s < 1 ulp of mag when sticky, else 0.  Returns
  * the bit pattern (16 bits for bf16).
  */
-uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
-			    unsigned int mbits);
+MXCORE_FN uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
+				      unsigned int mbits);
 /* fp32 a*b rounded to nearest even; NaN results are 0x7fffffff. */
-uint32_t mxcore_f32_mul(uint32_t a, uint32_t b);
-static inline bool mxcore_f32_isnan(uint32_t x)
+MXCORE_FN uint32_t mxcore_f32_mul(uint32_t a, uint32_t b);
+static inline MXCORE_FN bool mxcore_f32_isnan(uint32_t x)
 {
 	return (x & 0x7fffffffu) > 0x7f800000u;
 }
@@ -108,23 +121,23 @@ static inline bool mxcore_f32_isnan(uint32_t x)
 /* --- scales and quantization (bit-exact with torchao to_mx) ------------ */
 
 /* E8M0 scale of a block whose largest |x| has fp32 bits amax. */
-uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
-		     uint32_t amax);
+MXCORE_FN uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
+			       uint32_t amax);
 /*
  * Quantize 32 fp32 values (bit patterns).  Writes 32 codes to out (fp4: 16
  * packed bytes, element 2i in the low nibble) and returns the E8M0 scale.
  */
-uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
-			      const uint32_t x[MXCORE_BLOCK], uint8_t *out);
+MXCORE_FN uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
+					const uint32_t x[MXCORE_BLOCK], uint8_t *out);
 /* Dequantize one element: value * 2^(scale-127) rounded to dtype. */
-uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
-			   enum mxcore_dtype dtype);
+MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
+				     enum mxcore_dtype dtype);
 
 /* Byte index of scale (row, block) in the cuBLAS 128x4 swizzled layout. */
-uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
-			      uint64_t block);
+MXCORE_FN uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
+					uint64_t block);
 /* Bytes a swizzled scale buffer for rows x blocks needs. */
-uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks);
+MXCORE_FN uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks);
 
 /* --- exact GEMM arithmetic ---------------------------------------------- */
 
@@ -141,33 +154,33 @@ struct mxcore_acc {
 	unsigned int flags;
 };
 
-void mxcore_acc_init(struct mxcore_acc *acc);
+MXCORE_FN void mxcore_acc_init(struct mxcore_acc *acc);
 /* acc += v * 2^exp, exp >= -MXCORE_ACC_LSB. */
-void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp);
+MXCORE_FN void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp);
 /* acc += an fp32 (mbits 23) or bf16 (mbits 7, bits in the low half) value. */
-void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
-			  enum mxcore_dtype dtype);
+MXCORE_FN void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
+				    enum mxcore_dtype dtype);
 /* The exact sum rounded once to dtype (NaN: 0x7fc00000 / 0x7fc0). */
-uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
-			  enum mxcore_dtype dtype);
+MXCORE_FN uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
+				    enum mxcore_dtype dtype);
 
 /* Decode a block of 32 codes; returns the OR of their special flags. */
-unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
-				 int64_t k[MXCORE_BLOCK]);
+MXCORE_FN unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
+					   int64_t k[MXCORE_BLOCK]);
 
 /*
  * acc += (sum ka[i] * kb[i]) * 2^exp for two decoded blocks without special
  * codes; exp = k_exp(a) + k_exp(b) + sa - 127 + sb - 127.
  */
-void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
-			    const int64_t *kb, int exp);
+MXCORE_FN void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
+				      const int64_t *kb, int exp);
 
 /*
  * acc += the exact dot product of one 32-element block of a (codes at a,
  * scale sa) with one of b.  Special values set acc->flags.
  */
-void mxcore_acc_block_dot(struct mxcore_acc *acc,
-			  enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
-			  enum mxcore_elem eb, const uint8_t *b, uint8_t sb);
+MXCORE_FN void mxcore_acc_block_dot(struct mxcore_acc *acc,
+				    enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
+				    enum mxcore_elem eb, const uint8_t *b, uint8_t sb);
 
 #endif /* MXCORE_H */

@@ -7,7 +7,7 @@
  */
 #include "mxcore.h"
 
-void mxcore_acc_init(struct mxcore_acc *acc)
+MXCORE_FN void mxcore_acc_init(struct mxcore_acc *acc)
 {
 	unsigned int i;
 
@@ -16,7 +16,7 @@ void mxcore_acc_init(struct mxcore_acc *acc)
 	acc->flags = 0;
 }
 
-void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp)
+MXCORE_FN void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp)
 {
 	unsigned int off = (unsigned int)(exp + MXCORE_ACC_LSB);
 	unsigned int li = off / 64, sh = off % 64, i;
@@ -49,8 +49,8 @@ void mxcore_acc_add(struct mxcore_acc *acc, __int128 v, int exp)
 	}
 }
 
-void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
-			  enum mxcore_dtype dtype)
+MXCORE_FN void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
+				    enum mxcore_dtype dtype)
 {
 	uint32_t x = dtype == MXCORE_BF16 ? bits << 16 : bits;
 	uint32_t be = (x >> 23) & 0xff, m = x & 0x7fffff;
@@ -68,8 +68,8 @@ void mxcore_acc_add_float(struct mxcore_acc *acc, uint32_t bits,
 	mxcore_acc_add(acc, neg ? -sig : sig, be ? (int)be - 150 : -149);
 }
 
-uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
-			  enum mxcore_dtype dtype)
+MXCORE_FN uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
+				    enum mxcore_dtype dtype)
 {
 	unsigned int mbits = dtype == MXCORE_BF16 ? 7 : 23;
 	uint64_t mag[MXCORE_ACC_LIMBS];
@@ -120,9 +120,9 @@ uint32_t mxcore_acc_round(const struct mxcore_acc *acc,
 }
 
 /* Products with an Inf or NaN code, or under a NaN scale. */
-static void block_dot_special(struct mxcore_acc *acc,
-			      enum mxcore_elem ea, const uint8_t *a,
-			      enum mxcore_elem eb, const uint8_t *b)
+static MXCORE_FN void block_dot_special(struct mxcore_acc *acc,
+					enum mxcore_elem ea, const uint8_t *a,
+					enum mxcore_elem eb, const uint8_t *b)
 {
 	unsigned int i;
 
@@ -151,8 +151,8 @@ static void block_dot_special(struct mxcore_acc *acc,
 	}
 }
 
-unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
-				 int64_t k[MXCORE_BLOCK])
+MXCORE_FN unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
+					   int64_t k[MXCORE_BLOCK])
 {
 	unsigned int i, special = 0;
 
@@ -162,8 +162,8 @@ unsigned int mxcore_decode_block(enum mxcore_elem elem, const uint8_t *codes,
 	return special;
 }
 
-void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
-			    const int64_t *kb, int exp)
+MXCORE_FN void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
+				      const int64_t *kb, int exp)
 {
 	__int128 sum = 0;
 	unsigned int i;
@@ -173,9 +173,9 @@ void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
 	mxcore_acc_add(acc, sum, exp);
 }
 
-void mxcore_acc_block_dot(struct mxcore_acc *acc,
-			  enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
-			  enum mxcore_elem eb, const uint8_t *b, uint8_t sb)
+MXCORE_FN void mxcore_acc_block_dot(struct mxcore_acc *acc,
+				    enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
+				    enum mxcore_elem eb, const uint8_t *b, uint8_t sb)
 {
 	int64_t ka[MXCORE_BLOCK], kb[MXCORE_BLOCK];
 	unsigned int special;

@@ -8,13 +8,13 @@
 #define F32_EMIN (-126)
 #define F32_EMAX 127
 
-static int msb64(uint64_t x)
+static MXCORE_FN int msb64(uint64_t x)
 {
 	return 63 - __builtin_clzll(x);
 }
 
-uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
-			    unsigned int mbits)
+MXCORE_FN uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
+				      unsigned int mbits)
 {
 	uint32_t sign = (uint32_t)neg << (8 + mbits);
 	uint32_t inf = 0xffu << mbits;
@@ -67,7 +67,7 @@ uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool sticky,
 }
 
 /* Split a finite nonzero fp32 into significand and exponent of its lsb. */
-static void f32_split(uint32_t x, uint64_t *sig, int *exp)
+static MXCORE_FN void f32_split(uint32_t x, uint64_t *sig, int *exp)
 {
 	uint32_t be = (x >> 23) & 0xff;
 	uint32_t m = x & 0x7fffff;
@@ -81,7 +81,7 @@ static void f32_split(uint32_t x, uint64_t *sig, int *exp)
 	}
 }
 
-uint32_t mxcore_f32_mul(uint32_t a, uint32_t b)
+MXCORE_FN uint32_t mxcore_f32_mul(uint32_t a, uint32_t b)
 {
 	uint32_t sign = (a ^ b) & 0x80000000u;
 	uint32_t aa = a & 0x7fffffffu, ab = b & 0x7fffffffu;

@@ -10,22 +10,26 @@
 #define F32_INF 0x7f800000u
 #define F32_SIGN 0x80000000u
 
-/* fp32(1 / max) as torchao computes it: Python double, then fp32. */
-static const uint32_t rcp_max_f32[] = {
-	[MXCORE_E4M3] = 0x3b124925,
-	[MXCORE_E5M2] = 0x37924925,
-	[MXCORE_E2M3] = 0x3e088889,
-	[MXCORE_E3M2] = 0x3d124925,
-	[MXCORE_E2M1] = 0x3e2aaaab,
+/*
+ * fp32(1 / max) as torchao computes it: Python double, then fp32.  Indexed
+ * by enum mxcore_elem; positional, so that C++ compiles it too.
+ */
+static const MXCORE_TABLE uint32_t rcp_max_f32[] = {
+	0,		/* 0 is no element type */
+	0x3b124925,	/* MXCORE_E4M3 */
+	0x37924925,	/* MXCORE_E5M2 */
+	0x3e088889,	/* MXCORE_E2M3 */
+	0x3d124925,	/* MXCORE_E3M2 */
+	0x3e2aaaab,	/* MXCORE_E2M1 */
 };
 
-static bool f32_finite(uint32_t x)
+static MXCORE_FN bool f32_finite(uint32_t x)
 {
 	return (x & F32_INF) != F32_INF;
 }
 
 /* _f32_to_e8m0_rceil(): round a positive fp32 up to a power of two. */
-static uint8_t e8m0_round_up(uint32_t v)
+static MXCORE_FN uint8_t e8m0_round_up(uint32_t v)
 {
 	uint32_t be = (v >> 23) & 0xff;
 	uint32_t m = v & 0x7fffff;
@@ -36,8 +40,8 @@ static uint8_t e8m0_round_up(uint32_t v)
 	return (uint8_t)(be + up);
 }
 
-uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
-		     uint32_t amax)
+MXCORE_FN uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
+			       uint32_t amax)
 {
 	const struct mxcore_format *f = mxcore_format(elem);
 	int e;
@@ -65,7 +69,7 @@ uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
 }
 
 /* _e8m0_scale_to_reciprocal_fp32(): fp32 bits of 2^(127 - scale). */
-static uint32_t scale_reciprocal(uint8_t scale)
+static MXCORE_FN uint32_t scale_reciprocal(uint8_t scale)
 {
 	uint8_t r = (uint8_t)(254 - scale);
 
@@ -81,7 +85,7 @@ static uint32_t scale_reciprocal(uint8_t scale)
  * 2^k_exp rounded to an integer, ties to even.  Both PyTorch's and torchao's
  * converters get this by adding a magic power of two in fp32.
  */
-static uint32_t subnormal_code(const struct mxcore_format *f, uint32_t ay)
+static MXCORE_FN uint32_t subnormal_code(const struct mxcore_format *f, uint32_t ay)
 {
 	uint32_t be = ay >> 23;
 	uint64_t sig = be ? (ay & 0x7fffff) | 0x800000 : ay & 0x7fffff;
@@ -102,7 +106,7 @@ static uint32_t subnormal_code(const struct mxcore_format *f, uint32_t ay)
  * PyTorch's fp32 -> float8 casts (c10 fp8e4m3fn/fp8e5m2_from_fp32_value)
  * after torchao's clamp to +-max: round to nearest even, NaN keeps its sign.
  */
-static uint8_t encode_fp8(const struct mxcore_format *f, uint32_t y)
+static MXCORE_FN uint8_t encode_fp8(const struct mxcore_format *f, uint32_t y)
 {
 	uint32_t sign = y & F32_SIGN, ay = y & ~F32_SIGN;
 	unsigned int shift = 23 - f->mbits;
@@ -129,7 +133,7 @@ static uint8_t encode_fp8(const struct mxcore_format *f, uint32_t y)
  * yields whatever that integer arithmetic makes of the bits (wrapping int32,
  * truncated to uint8), which this reproduces.
  */
-static uint8_t encode_floatx(const struct mxcore_format *f, uint32_t y)
+static MXCORE_FN uint8_t encode_floatx(const struct mxcore_format *f, uint32_t y)
 {
 	uint32_t sign = y & F32_SIGN, ay = y & ~F32_SIGN;
 	unsigned int shift = 23 - f->mbits;
@@ -149,8 +153,8 @@ static uint8_t encode_floatx(const struct mxcore_format *f, uint32_t y)
 	return (uint8_t)code | sign_lp;
 }
 
-uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
-			      const uint32_t x[MXCORE_BLOCK], uint8_t *out)
+MXCORE_FN uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
+					const uint32_t x[MXCORE_BLOCK], uint8_t *out)
 {
 	const struct mxcore_format *f = mxcore_format(elem);
 	uint8_t codes[MXCORE_BLOCK];
@@ -190,8 +194,8 @@ uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
 	return scale;
 }
 
-uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
-			   enum mxcore_dtype dtype)
+MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
+				     enum mxcore_dtype dtype)
 {
 	unsigned int mbits = dtype == MXCORE_BF16 ? 7 : 23;
 	uint32_t sign_bit = 1u << (8 + mbits);
@@ -211,8 +215,8 @@ uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
 				  false, mbits);
 }
 
-uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
-			      uint64_t block)
+MXCORE_FN uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
+					uint64_t block)
 {
 	uint64_t cp = (blocks + 3) / 4 * 4;
 
@@ -221,7 +225,7 @@ uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
 	       ((row % 128) / 32) * 4 + block % 4;
 }
 
-uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks)
+MXCORE_FN uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks)
 {
 	return (rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4);
 }
