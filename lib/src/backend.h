@@ -144,5 +144,7 @@ int mxa__fence_thread(struct mxa_device *dev, const struct mxa_work *works,
 
 /* The backends this build contains, in `auto` order. */
 extern const struct mxa_backend mxa_accel_backend;
+/* Filled in when plugin.c loads libmxaccel-cuda.so.0. */
+extern struct mxa_backend mxa_cuda_backend;
 
 #endif /* MXA_BACKEND_H */

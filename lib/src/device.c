@@ -9,18 +9,20 @@
 
 #include "backend.h"
 
-/* In `auto` order: the first backend with a device wins. */
+/*
+ * In `auto` order: the first backend with a device wins.  cuda is the
+ * plugin loader (plugin.c): without the plugin, a driver or a GPU it has
+ * no devices, and its probe says why.
+ */
 static const struct mxa_backend *const backends[] = {
 	&mxa_accel_backend,
+	&mxa_cuda_backend,
 	&mxa_cpu_backend,
 };
 
-/* Backends the design names that this build does not contain yet. */
-static const char *const absent_backends[] = { "cuda" };
-
 MXA_EXPORT unsigned int mxa_backend_count(void)
 {
-	return MXA_ARRAY_SIZE(backends) + MXA_ARRAY_SIZE(absent_backends);
+	return MXA_ARRAY_SIZE(backends);
 }
 
 MXA_EXPORT int mxa_backend_info(unsigned int index,
@@ -29,22 +31,13 @@ MXA_EXPORT int mxa_backend_info(unsigned int index,
 	if (!out)
 		return mxa__err(-EINVAL, "backend_info: out is NULL");
 	memset(out, 0, sizeof(*out));
-	if (index < MXA_ARRAY_SIZE(backends)) {
-		const struct mxa_backend *b = backends[index];
-
-		mxa__strlcpy(out->name, b->name, sizeof(out->name));
-		out->devices = b->probe(out->reason, sizeof(out->reason));
-		out->available = out->devices > 0;
-		return 0;
-	}
-	index -= MXA_ARRAY_SIZE(backends);
-	if (index >= MXA_ARRAY_SIZE(absent_backends))
+	if (index >= MXA_ARRAY_SIZE(backends))
 		return mxa__err(-EINVAL, "backend_info: index %u out of range",
-				index + (unsigned int)MXA_ARRAY_SIZE(backends));
-	mxa__strlcpy(out->name, absent_backends[index], sizeof(out->name));
-	snprintf(out->reason, sizeof(out->reason),
-		 "this build of libmxaccel has no %s backend yet",
-		 absent_backends[index]);
+				index);
+	mxa__strlcpy(out->name, backends[index]->name, sizeof(out->name));
+	out->devices = backends[index]->probe(out->reason,
+					      sizeof(out->reason));
+	out->available = out->devices > 0;
 	return 0;
 }
 
@@ -74,12 +67,6 @@ static int parse_name(const char *name, const struct mxa_backend **backend,
 			return 0;
 		}
 	}
-	for (i = 0; i < MXA_ARRAY_SIZE(absent_backends); i++)
-		if (strlen(absent_backends[i]) == len &&
-		    !strncmp(absent_backends[i], name, len))
-			return mxa__err(-ENODEV,
-					"device '%s': this build of libmxaccel has no %s backend yet",
-					name, absent_backends[i]);
 	return mxa__err(-EINVAL,
 			"device '%s': unknown (use cpu, accel:N, cuda:N or auto)",
 			name);
