@@ -55,12 +55,38 @@ SHLIB := $(BUILD)/lib/libmxaccel.so.$(VERSION)
 STLIB := $(BUILD)/lib/libmxaccel.a
 PCFILE := $(BUILD)/lib/libmxaccel.pc
 
+# The CUDA backend is a plugin the library loads at run time (design
+# section 5), built when nvcc is found: $(NVCC), else nvcc on the PATH, else
+# /usr/local/cuda/bin/nvcc.  NVCC= (empty) skips it.  cudart is linked
+# statically (the plugin needs only the driver, libcuda.so.1); cuBLAS is
+# loaded with dlopen when first used.  sm_90a machine code for Hopper's
+# wgmma kernel, plus compute_80 PTX so that the portable kernels (quantize,
+# exact GEMM, dequantize + cuBLAS) also run on other GPUs.
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) \
+	 $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_GENCODE ?= -gencode arch=compute_90a,code=sm_90a \
+		-gencode arch=compute_80,code=compute_80
+CUDA_SONAME := libmxaccel-cuda.so.$(SOVERSION)
+CUDA_PLUGIN := $(BUILD)/lib/libmxaccel-cuda.so.$(VERSION)
+CUDA_SRCS := $(wildcard lib/cuda/*.cu)
+CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.o)
+NVCC_FLAGS := -std=c++20 -O3 $(CUDA_GENCODE) -Werror all-warnings \
+	      -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror \
+	      -Xcompiler -Wno-missing-field-initializers,-Wno-format-truncation \
+	      -D_GNU_SOURCE -Ilib/include -Ilib/src -Ilib/core
+
 CLI := $(BUILD)/bin/mxaccel
 DEMO := $(BUILD)/bin/mxaccel-demo
 TOOL_LIBS := -L$(BUILD)/lib -lmxaccel -Wl,-rpath,'$$ORIGIN/../lib' -lm
 
 TEST_SRCS := $(wildcard tests/lib/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
+# The CUDA backend's tests skip where no CUDA device is found.
+CUDA_TEST_SRCS := $(wildcard tests/cuda/test_*.c)
+TEST_BINS += $(CUDA_TEST_SRCS:tests/cuda/%.c=$(BUILD)/tests/%)
+# The CUDA benchmark program (tests/bench/cuda_bench.py runs it).
+CUDA_BENCH := $(patsubst tests/cuda/%.c,$(BUILD)/tests/%,\
+	      $(wildcard tests/cuda/cuda_bench.c))
 TEST_COMMON := tests/lib/testlib.c
 SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 # The driver's tests boot Debian kernels under qemu; the sanitizer build is
@@ -82,15 +108,36 @@ MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
 
 .PHONY: all lib tools tests demo check install uninstall clean deps module e2e \
-	e2e-lib vm-shell vm-demo vm-bench
+	e2e-lib vm-shell vm-demo vm-bench cuda
 
-all: lib tools
+all: lib tools $(if $(NVCC),cuda)
 
 lib: $(SHLIB) $(STLIB) $(PCFILE)
 
 tools: $(CLI) $(DEMO)
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(CUDA_BENCH)
+
+ifneq ($(NVCC),)
+cuda: $(CUDA_PLUGIN)
+else
+cuda:
+	@echo "nvcc not found: set NVCC=/path/to/nvcc to build the CUDA plugin" >&2; exit 1
+endif
+
+$(BUILD)/obj/lib/cuda/%.o: lib/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(quiet) NVCC $<
+	$(Q)$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+
+$(CUDA_PLUGIN): $(CUDA_OBJS) lib/cuda/libmxaccel-cuda.map
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(NVCC) -shared -cudart static -o $@ $(CUDA_OBJS) \
+		-Xlinker -soname,$(CUDA_SONAME) \
+		-Xlinker --version-script=lib/cuda/libmxaccel-cuda.map \
+		-Xlinker -z,defs -ldl -lpthread -lrt
+	$(Q)ln -sf libmxaccel-cuda.so.$(VERSION) $(BUILD)/lib/$(CUDA_SONAME)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -144,6 +191,12 @@ $(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
 # Library tests link only the shared library (whose core symbols are
 # hidden), so their references stay independent of lib/core.
 $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
+		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+$(BUILD)/tests/%: tests/cuda/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
@@ -226,13 +279,19 @@ install: all
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/libmxaccel.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	if [ -e $(CUDA_PLUGIN) ]; then \
+		install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(LIBDIR)/ && \
+		ln -sf libmxaccel-cuda.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(CUDA_SONAME); \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/mxaccel.h \
 	      $(DESTDIR)$(LIBDIR)/libmxaccel.so* $(DESTDIR)$(LIBDIR)/libmxaccel.a \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc $(DESTDIR)$(BINDIR)/mxaccel
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/libmxaccel.pc $(DESTDIR)$(BINDIR)/mxaccel \
+	      $(DESTDIR)$(LIBDIR)/libmxaccel-cuda.so*
 
 clean:
 	rm -rf build driver/mxaccel_config.h
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BUILD)/tools/demo.d
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BUILD)/tools/demo.d \
+	$(CUDA_OBJS:.o=.d)

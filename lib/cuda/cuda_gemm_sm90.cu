@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-mx-sm90: the fused MX x MX GEMM for Hopper (sm_90a).
+ *
+ * Elements become fp8 exactly, scales stay per 32-block and exact:
+ *
+ * - e4m3 and e5m2 codes are fp8 already and go to the tensor cores as they
+ *   are.  e2m3, e3m2 and e2m1 codes are re-encoded as e4m3 bytes whose value
+ *   is the element's value times a fixed power of two (2^-6, 2^-4, 2^-6):
+ *   the narrow format's exponent and mantissa bits become the low bits of
+ *   e4m3's, which maps normals to normals and subnormals to subnormals
+ *   without rounding.  The power of two is applied to the final sum.
+ * - Per CTA tile (64 or 128 rows of A by 16, 64 or 128 rows of B), a
+ *   producer warpgroup streams K in stages of 128 (four MX blocks) with the
+ *   tensor memory accelerator (128-byte swizzle), converts fp6/fp4 stages
+ *   in shared memory, and turns each block's E8M0 scales into fp32 powers
+ *   of two.
+ * - Consumer warpgroups run one wgmma m64nNk32 per MX block into a zeroed
+ *   fp32 partial and promote it: acc += partial * (2^sa * 2^sb), exact
+ *   scaling, one fp32 rounding per block (design section 4: fp32
+ *   accumulation, any order).  The tile's two column halves alternate, so
+ *   that the tensor cores compute one half while the other is promoted.
+ * - Small M (<= 64) swaps the operands (C^T = B * A^T) so that the long
+ *   dimension fills the 64-row wgmma side and M uses N = 16 or 64.
+ *
+ * Operands whose data or row stride is not 16-byte aligned (the tensor
+ * memory accelerator needs it) are first copied into aligned scratch.
+ * Accuracy and limits: Documentation/cuda.rst.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <math.h>
+
+#include "cuda_internal.cuh"
+#include "cuda_wgmma.cuh"
+
+namespace {
+
+constexpr int STAGES = 4;
+
+enum conv_kind { CONV_NONE = 0, CONV_E2M3, CONV_E3M2, CONV_E2M1 };
+
+struct operand {
+	uint32_t rows, blocks;
+	int conv;
+};
+
+struct params {
+	struct operand a, b;		/* as the kernel sees them (swapped) */
+	uint8_t *c;
+	uint64_t c_stride;		/* elements */
+	uint32_t tiles_m, tiles_n;
+	int bf16;
+	int accumulate;
+	int transposed;			/* C[j][i] = D[i][j] */
+	float post;			/* 2^(fa + fb) */
+};
+
+/* BM = 64 * WM rows of A by BN rows of B per CTA. */
+template <int BN, int WM> struct layout {
+	static constexpr int BM = 64 * WM;
+	static constexpr int A_BYTES = BM * 128;
+	static constexpr int B_BYTES = BN * 128;
+	static constexpr int STA_BYTES = BM * 64;
+	static constexpr int STB_BYTES = BN * 64;
+	static constexpr int A_OFF = 0;
+	static constexpr int B_OFF = A_OFF + STAGES * A_BYTES;
+	static constexpr int STA_OFF = B_OFF + STAGES * B_BYTES;
+	static constexpr int STB_OFF = STA_OFF + STAGES * STA_BYTES;
+	static constexpr int SFA_OFF = STB_OFF + STAGES * STB_BYTES;
+	static constexpr int SFB_OFF = SFA_OFF + STAGES * 4 * BM * 4;
+	/* E8M0 bytes as the tensor memory accelerator brings them. */
+	static constexpr int SRA_OFF = SFB_OFF + STAGES * 4 * BN * 4;
+	static constexpr int SRB_OFF = SRA_OFF + STAGES * 4 * BM;
+	static constexpr int BAR_OFF = SRB_OFF + STAGES * ((4 * BN + 127) / 128 * 128);
+	static constexpr int BYTES = BAR_OFF + 3 * STAGES * 8;
+	/* Dynamic shared memory: the layout plus room to align it to 1024. */
+	static constexpr int SMEM = BYTES + 1024;
+	static_assert(B_BYTES % 1024 == 0 && STB_BYTES % 1024 == 0,
+		      "swizzle atoms need 1024-byte alignment");
+};
+
+/*
+ * The device code exists for sm_90a only; the compute_80 PTX of this file
+ * holds empty kernels (cuda_sm90_reject() keeps them from running).
+ */
+#if !defined(__CUDA_ARCH__) || \
+	(__CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#define SM90_CODE 1
+#endif
+
+#ifdef SM90_CODE
+
+/* Registers per thread after setmaxnreg, with two consumer warpgroups. */
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = 232;
+
+/* --- PTX ------------------------------------------------------------------------ */
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+		     :: "r"(smem_addr(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+		     :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"
+		     :: "r"(smem_addr(bar)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done;
+
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(smem_addr(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map,
+					    uint64_t *bar, int x, int y)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];"
+		     :: "r"(smem_addr(dst)), "l"((uint64_t)map), "r"(x), "r"(y),
+			"r"(smem_addr(bar))
+		     : "memory");
+}
+
+__device__ __forceinline__ void fence_proxy_async(void)
+{
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int N> __device__ __forceinline__ void wgmma_wait(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+
+/* Keep the compiler from moving register accesses across wgmma. */
+template <int R> __device__ __forceinline__ void fence_regs(float *r)
+{
+#pragma unroll
+	for (int i = 0; i < R; i++)
+		asm volatile("" : "+f"(r[i]) :: "memory");
+}
+
+/*
+ * Shared memory matrix descriptor: K-major rows of 128 bytes, 128-byte
+ * swizzle (layout type 1), 8-row atoms 1024 bytes apart.
+ */
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr)
+{
+	return (uint64_t)((addr & 0x3ffff) >> 4) |
+	       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* --- element and scale conversion ----------------------------------------------- */
+
+/* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
+__device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
+{
+	return ((x & 0x20202020u) << 2) | (x & 0x1f1f1f1fu);
+}
+
+/* e3m2 -> e4m3 byte of value 2^-4 times. */
+__device__ __forceinline__ uint32_t e3m2_to_e4m3(uint32_t x)
+{
+	return ((x & 0x20202020u) << 2) | ((x & 0x1f1f1f1fu) << 1);
+}
+
+/* One e2m1 code per byte (low nibble) -> e4m3 byte of value 2^-6 times. */
+__device__ __forceinline__ uint32_t e2m1_bytes_to_e4m3(uint32_t x)
+{
+	return ((x & 0x08080808u) << 4) | ((x & 0x07070707u) << 2);
+}
+
+/* Eight packed e2m1 codes (element 2i in the low nibble) -> 8 e4m3 bytes. */
+__device__ __forceinline__ uint2 e2m1x8_to_e4m3(uint32_t v)
+{
+	uint32_t even = e2m1_bytes_to_e4m3(v & 0x0f0f0f0fu);
+	uint32_t odd = e2m1_bytes_to_e4m3((v >> 4) & 0x0f0f0f0fu);
+
+	return make_uint2(__byte_perm(even, odd, 0x5140),
+			  __byte_perm(even, odd, 0x7362));
+}
+
+/* 2^(s - 127) as fp32: byte 0 is the subnormal 2^-127, 0xff NaN. */
+__device__ __forceinline__ float e8m0_to_f32(uint32_t s)
+{
+	return __uint_as_float(s == 0 ? 0x00400000u :
+			       s == 0xff ? 0x7fc00000u : s << 23);
+}
+
+/* R rows x 4 blocks of E8M0 bytes -> fp32, by n threads. */
+template <int R>
+__device__ __forceinline__ void convert_scales(const uint8_t *raw, float *sf,
+					       int tid, int n)
+{
+	for (int i = tid; i < R; i += n) {
+		uint32_t w = *(const uint32_t *)(raw + 4 * i);
+
+		sf[4 * i + 0] = e8m0_to_f32(w & 0xff);
+		sf[4 * i + 1] = e8m0_to_f32((w >> 8) & 0xff);
+		sf[4 * i + 2] = e8m0_to_f32((w >> 16) & 0xff);
+		sf[4 * i + 3] = e8m0_to_f32(w >> 24);
+	}
+}
+
+/* Make a stage of R rows into e4m3 in place (fp6) or from staging (fp4). */
+template <int R>
+__device__ __forceinline__ void stage_convert(int conv, uint8_t *dst,
+					      const uint8_t *staging, int tid, int n)
+{
+	if (conv == CONV_E2M1) {
+		for (int i = tid; i < R * 8; i += n) {
+			int r = i / 8, c = i % 8;
+			uint2 v = *(const uint2 *)(staging + r * 64 + c * 8);
+			uint2 lo = e2m1x8_to_e4m3(v.x), hi = e2m1x8_to_e4m3(v.y);
+
+			*(uint4 *)(dst + r * 128 + ((c ^ (r & 7)) * 16)) =
+				make_uint4(lo.x, lo.y, hi.x, hi.y);
+		}
+	} else if (conv != CONV_NONE) {
+		for (int i = tid; i < R * 8; i += n) {
+			uint4 *q = (uint4 *)(dst + i * 16);
+			uint4 v = *q;
+
+			if (conv == CONV_E2M3)
+				v = make_uint4(e2m3_to_e4m3(v.x), e2m3_to_e4m3(v.y),
+					       e2m3_to_e4m3(v.z), e2m3_to_e4m3(v.w));
+			else
+				v = make_uint4(e3m2_to_e4m3(v.x), e3m2_to_e4m3(v.y),
+					       e3m2_to_e4m3(v.z), e3m2_to_e4m3(v.w));
+			*q = v;
+		}
+	}
+}
+
+/* acc += p * (2^sa(row) * 2^sb(col)) for one MX block. */
+template <int BN>
+__device__ __forceinline__ void promote(float *acc, const float *p,
+					const float *sfa, const float *sfb,
+					int r0, int lane)
+{
+	float sa0 = sfa[r0], sa1 = sfa[r0 + 8];
+
+#pragma unroll
+	for (int i = 0; i < BN / 8; i++) {
+		float2 sb = *(const float2 *)(sfb + 8 * i + 2 * (lane % 4));
+
+		acc[4 * i + 0] = fmaf(p[4 * i + 0], sa0 * sb.x, acc[4 * i + 0]);
+		acc[4 * i + 1] = fmaf(p[4 * i + 1], sa0 * sb.y, acc[4 * i + 1]);
+		acc[4 * i + 2] = fmaf(p[4 * i + 2], sa1 * sb.x, acc[4 * i + 2]);
+		acc[4 * i + 3] = fmaf(p[4 * i + 3], sa1 * sb.y, acc[4 * i + 3]);
+	}
+}
+
+__device__ __forceinline__ void store_c(const struct params &p, uint32_t i,
+					uint32_t j, float v)
+{
+	uint64_t at;
+
+	if (i >= p.a.rows || j >= p.b.rows)
+		return;
+	at = p.transposed ? (uint64_t)j * p.c_stride + i :
+			    (uint64_t)i * p.c_stride + j;
+	v *= p.post;
+	if (p.bf16) {
+		__nv_bfloat16 *c = (__nv_bfloat16 *)p.c + at;
+
+		if (p.accumulate)
+			v += __bfloat162float(*c);
+		*c = __float2bfloat16_rn(v);
+	} else {
+		float *c = (float *)p.c + at;
+
+		if (p.accumulate)
+			v += *c;
+		*c = v;
+	}
+}
+
+#endif /* SM90_CODE */
+
+/*
+ * WM x WN consumer warpgroups, each 64 rows by BN / WN columns; DBUF: two
+ * partials in flight (block j + 1 on the tensor cores while block j is
+ * promoted).
+ */
+template <int BN, int WM, int WN, int TA, int TB, bool DBUF>
+__global__ void __launch_bounds__((WM * WN + 1) * 128, 1)
+gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
+		 const __grid_constant__ CUtensorMap tma_b,
+		 const __grid_constant__ CUtensorMap tma_sa,
+		 const __grid_constant__ CUtensorMap tma_sb,
+		 const struct params p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	using L = layout<BN, WM>;
+	constexpr int NC = WM * WN;
+	constexpr int BM = L::BM;
+	extern __shared__ uint8_t smem_raw[];
+	uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
+	uint64_t *full = tmafull + STAGES;
+	uint64_t *empty = full + STAGES;
+	const int wg = threadIdx.x / 128;
+	const uint32_t blocks = p.a.blocks;
+	const uint32_t kt = (blocks + 3) / 4;
+	uint32_t tile_m, tile_n;
+
+	/* Grouped raster: eight tile rows share the B tiles in L2. */
+	{
+		const uint32_t group = 8, per = group * p.tiles_n;
+		uint32_t bid = blockIdx.x, first = bid / per * group;
+		uint32_t gm = min(p.tiles_m - first, group);
+
+		tile_m = first + bid % per % gm;
+		tile_n = bid % per / gm;
+	}
+
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(&tmafull[s], 1);
+			mbar_init(&full[s], 96);
+			mbar_init(&empty[s], NC * 128);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		fence_proxy_async();
+	}
+	__syncthreads();
+
+	if (wg == NC) {
+		/*
+		 * Producer warpgroup.  Warp 0 issues the tensor memory
+		 * accelerator's copies as far ahead as the stages allow; warps
+		 * 1-3 turn each stage, once it has landed, into what the
+		 * consumers read: scales as fp32, fp6/fp4 codes as e4m3.
+		 */
+		const int tid = threadIdx.x - NC * 128;
+		const uint32_t row_a = tile_m * BM, row_b = tile_n * BN;
+		const bool fp4a = p.a.conv == CONV_E2M1, fp4b = p.b.conv == CONV_E2M1;
+		const uint32_t bytes = (fp4a ? 64 : 128) * BM + (fp4b ? 64 : 128) * BN +
+				       4 * BM + 4 * BN;
+
+		if (NC == 2)
+			asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(PRODUCER_REGS));
+		if (tid == 0) {
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_a) : "memory");
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_b) : "memory");
+			for (uint32_t it = 0; it < kt; it++) {
+				const int s = it % STAGES;
+				const uint32_t ph = (it / STAGES) & 1;
+
+				mbar_wait(&empty[s], ph ^ 1);
+				mbar_expect_tx(&tmafull[s], bytes);
+				tma_load_2d(smem + (fp4a ? L::STA_OFF + s * L::STA_BYTES :
+						       L::A_OFF + s * L::A_BYTES),
+					    &tma_a, &tmafull[s],
+					    (int)(it * (fp4a ? 64 : 128)), (int)row_a);
+				tma_load_2d(smem + (fp4b ? L::STB_OFF + s * L::STB_BYTES :
+						       L::B_OFF + s * L::B_BYTES),
+					    &tma_b, &tmafull[s],
+					    (int)(it * (fp4b ? 64 : 128)), (int)row_b);
+				tma_load_2d(smem + L::SRA_OFF + s * 4 * BM, &tma_sa,
+					    &tmafull[s], (int)row_a, (int)(it * 4));
+				tma_load_2d(smem + L::SRB_OFF + s * ((4 * BN + 127) / 128 * 128),
+					    &tma_sb, &tmafull[s], (int)row_b, (int)(it * 4));
+			}
+		} else if (tid >= 32) {
+			const int ct = tid - 32;
+
+			for (uint32_t it = 0; it < kt; it++) {
+				const int s = it % STAGES;
+				const uint32_t ph = (it / STAGES) & 1;
+
+				mbar_wait(&tmafull[s], ph);
+				convert_scales<BM>(smem + L::SRA_OFF + s * 4 * BM,
+						   (float *)(smem + L::SFA_OFF) + s * 4 * BM,
+						   ct, 96);
+				convert_scales<BN>(smem + L::SRB_OFF +
+						   s * ((4 * BN + 127) / 128 * 128),
+						   (float *)(smem + L::SFB_OFF) + s * 4 * BN,
+						   ct, 96);
+				if (p.a.conv != CONV_NONE || p.b.conv != CONV_NONE) {
+					stage_convert<BM>(p.a.conv,
+							  smem + L::A_OFF + s * L::A_BYTES,
+							  smem + L::STA_OFF + s * L::STA_BYTES,
+							  ct, 96);
+					stage_convert<BN>(p.b.conv,
+							  smem + L::B_OFF + s * L::B_BYTES,
+							  smem + L::STB_OFF + s * L::STB_BYTES,
+							  ct, 96);
+					fence_proxy_async();
+				}
+				mbar_arrive(&full[s]);
+			}
+		}
+	} else {
+		/* Consumers: wgmma per MX block, fp32 promotion. */
+		constexpr int HN = BN / WN;		/* wgmma N */
+		constexpr int HR = HN / 2;		/* floats per thread */
+		const int wm = wg % WM, wn = wg / WM;
+		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+		const int r0 = wm * 64 + warp * 16 + lane / 4;
+		float acc[HR], p0[HR], p1[DBUF ? HR : 1];
+
+		if (NC == 2)
+			asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
+#pragma unroll
+		for (int i = 0; i < HR; i++)
+			acc[i] = p0[i] = 0.0f;
+#pragma unroll
+		for (int i = 0; i < (DBUF ? HR : 1); i++)
+			p1[i] = 0.0f;
+
+		for (uint32_t it = 0; it < kt; it++) {
+			const int s = it % STAGES;
+			const uint32_t ph = (it / STAGES) & 1;
+			const uint32_t nb = min(blocks - it * 4, 4u);
+			const float *sfa = (const float *)(smem + L::SFA_OFF) + s * 4 * BM;
+			const float *sfb = (const float *)(smem + L::SFB_OFF) + s * 4 * BN +
+					   wn * HN;
+			/* Block j is 32 bytes into each row: +2 in a descriptor. */
+			const uint64_t da = make_desc(smem_addr(smem + L::A_OFF + s * L::A_BYTES +
+								wm * 64 * 128));
+			const uint64_t db = make_desc(smem_addr(smem + L::B_OFF + s * L::B_BYTES +
+								wn * HN * 128));
+
+			mbar_wait(&tmafull[s], ph);
+			mbar_wait(&full[s], ph);
+			if constexpr (DBUF) {
+				if (nb == 4) {
+					fence_regs<HR>(p0);
+					fence_regs<HR>(p1);
+					wgmma_fence();
+					wgmma_fp8<HN, TA, TB>::mma(p0, da, db);
+					wgmma_commit();
+					wgmma_fp8<HN, TA, TB>::mma(p1, da + 2, db + 2);
+					wgmma_commit();
+					wgmma_wait<1>();
+					fence_regs<HR>(p0);
+					promote<HN>(acc, p0, sfa, sfb, r0, lane);
+					fence_regs<HR>(p0);
+					wgmma_fence();
+					wgmma_fp8<HN, TA, TB>::mma(p0, da + 4, db + 4);
+					wgmma_commit();
+					wgmma_wait<1>();
+					fence_regs<HR>(p1);
+					promote<HN>(acc, p1, sfa + BM, sfb + BN, r0, lane);
+					fence_regs<HR>(p1);
+					wgmma_fence();
+					wgmma_fp8<HN, TA, TB>::mma(p1, da + 6, db + 6);
+					wgmma_commit();
+					wgmma_wait<1>();
+					fence_regs<HR>(p0);
+					promote<HN>(acc, p0, sfa + 2 * BM, sfb + 2 * BN, r0, lane);
+					wgmma_wait<0>();
+					fence_regs<HR>(p1);
+					promote<HN>(acc, p1, sfa + 3 * BM, sfb + 3 * BN, r0, lane);
+					mbar_arrive(&empty[s]);
+					continue;
+				}
+			}
+			/* One partial at a time (and the last, short stage). */
+			for (uint32_t j = 0; j < nb; j++) {
+				fence_regs<HR>(p0);
+				wgmma_fence();
+				wgmma_fp8<HN, TA, TB>::mma(p0, da + 2 * j, db + 2 * j);
+				wgmma_commit();
+				wgmma_wait<0>();
+				fence_regs<HR>(p0);
+				promote<HN>(acc, p0, sfa + j * BM, sfb + j * BN, r0, lane);
+			}
+			mbar_arrive(&empty[s]);
+		}
+
+		/* Epilogue: thread holds rows r0, r0 + 8 and column pairs. */
+		{
+			const uint32_t gi = tile_m * BM + r0;
+			const uint32_t gj = tile_n * BN + wn * HN + 2 * (lane % 4);
+
+#pragma unroll
+			for (int i = 0; i < HN / 8; i++) {
+				store_c(p, gi, gj + 8 * i, acc[4 * i + 0]);
+				store_c(p, gi, gj + 8 * i + 1, acc[4 * i + 1]);
+				store_c(p, gi + 8, gj + 8 * i, acc[4 * i + 2]);
+				store_c(p, gi + 8, gj + 8 * i + 1, acc[4 * i + 3]);
+			}
+		}
+	}
+#endif
+}
+
+/*
+ * The scales of an operand as bytes [blocks][rows_pad], K-major, so that a
+ * stage's scales are one 2D box for the tensor memory accelerator.  Any
+ * plain or swizzled layout goes in; rows past the matrix are 0.  A 32 x 32
+ * tile through shared memory keeps reads and writes coalesced.
+ */
+struct scale_src {
+	const uint8_t *scale;
+	uint64_t stride;
+	uint32_t rows, blocks, rows_pad;
+	uint32_t swz_tiles;		/* Cp / 4 of the swizzled layout */
+	int swizzled;
+};
+
+__global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
+{
+	__shared__ uint8_t tile[32][33];
+	uint32_t kb0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+	int tx = threadIdx.x, ty = threadIdx.y;
+
+	for (int i = ty; i < 32; i += 8) {
+		uint32_t r = r0 + i, kb = kb0 + tx;
+		uint8_t v = 0;
+
+		if (r < p.rows && kb < p.blocks) {
+			uint64_t at = p.swizzled ?
+				((uint64_t)(r / 128) * p.swz_tiles + kb / 4) * 512 +
+				(r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
+				r * p.stride + kb;
+
+			v = p.scale[at];
+		}
+		tile[i][tx] = v;
+	}
+	__syncthreads();
+	for (int i = ty; i < 32; i += 8) {
+		uint32_t kb = kb0 + i, r = r0 + tx;
+
+		if (kb < p.blocks && r < p.rows_pad)
+			out[(uint64_t)kb * p.rows_pad + r] = tile[tx][i];
+	}
+}
+
+/* --- host side ------------------------------------------------------------------ */
+
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
+			      void *, const cuuint64_t *, const cuuint64_t *,
+			      const cuuint32_t *, const cuuint32_t *,
+			      CUtensorMapInterleave, CUtensorMapSwizzle,
+			      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+encode_fn encode;
+
+void encode_load(void)
+{
+	cudaDriverEntryPointQueryResult q;
+	void *fn = NULL;
+
+	if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn,
+					     12000, cudaEnableDefault,
+					     &q) == cudaSuccess &&
+	    q == cudaDriverEntryPointSuccess)
+		encode = (encode_fn)fn;
+}
+
+/* rows x row_bytes bytes, row stride `stride`, boxes of box_x x box_y. */
+int make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
+	     uint64_t rows, uint64_t stride, uint32_t box_x, uint32_t box_y,
+	     bool swizzle)
+{
+	cuuint64_t dims[2] = { row_bytes, rows };
+	cuuint64_t strides[1] = { stride };
+	cuuint32_t box[2] = { box_x, box_y };
+	cuuint32_t estr[2] = { 1, 1 };
+	CUresult r;
+
+	r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, (void *)base, dims,
+		   strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+		   swizzle ? CU_TENSOR_MAP_SWIZZLE_128B :
+			     CU_TENSOR_MAP_SWIZZLE_NONE,
+		   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS)
+		return cuda_err(-EIO, "cuda-mx-sm90: cuTensorMapEncodeTiled: error %d (rows %llu, row bytes %llu, stride %llu)",
+				(int)r, (unsigned long long)rows,
+				(unsigned long long)row_bytes,
+				(unsigned long long)stride);
+	return 0;
+}
+
+int conv_of(enum mxa_elem e)
+{
+	switch (e) {
+	case MXA_ELEM_E2M3:
+		return CONV_E2M3;
+	case MXA_ELEM_E3M2:
+		return CONV_E3M2;
+	case MXA_ELEM_E2M1:
+		return CONV_E2M1;
+	default:
+		return CONV_NONE;
+	}
+}
+
+/* log2 of element value / e4m3 byte value after conversion. */
+int shift_of(enum mxa_elem e)
+{
+	switch (e) {
+	case MXA_ELEM_E2M3:
+	case MXA_ELEM_E2M1:
+		return 6;
+	case MXA_ELEM_E3M2:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * An operand's data, 16-byte aligned: in place when it is, else copied into
+ * stream-ordered scratch (*scratch, freed by the caller after the launch).
+ */
+int aligned_data(struct cuda_device *cd, const struct mxa_matrix *m,
+		 const uint8_t **data, uint64_t *stride, void **scratch)
+{
+	const uint8_t *d = cuda_ptr(m->data, m->data_offset);
+	uint64_t s = cuda_host->data_stride(m);
+	uint64_t row = m->elem == MXA_ELEM_E2M1 ? m->cols / 2 : m->cols;
+	cudaError_t e;
+
+	*scratch = NULL;
+	if (!((uintptr_t)d & 15) && !(s & 15)) {
+		*data = d;
+		*stride = s;
+		return 0;
+	}
+	e = cudaMallocAsync(scratch, row * m->rows, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemcpy2DAsync(*scratch, row, d, s, row, m->rows,
+				      cudaMemcpyDeviceToDevice, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: aligned copy");
+	*data = (const uint8_t *)*scratch;
+	*stride = row;
+	return 0;
+}
+
+struct operand make_operand(const struct mxa_matrix *m)
+{
+	struct operand o;
+
+	o.rows = m->rows;
+	o.blocks = m->cols / 32;
+	o.conv = conv_of(m->elem);
+	return o;
+}
+
+/*
+ * An operand's scales K-major in stream-ordered scratch (*scratch, freed by
+ * the caller after the launch), and the tensor map of its boxes.
+ */
+int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
+		  uint32_t box_rows, CUtensorMap *map, void **scratch)
+{
+	struct scale_src src;
+	cudaError_t e;
+
+	src.scale = cuda_ptr(m->scale, m->scale_offset);
+	src.stride = cuda_host->scale_stride(m);
+	src.rows = m->rows;
+	src.blocks = m->cols / 32;
+	src.rows_pad = (m->rows + 15) / 16 * 16;
+	src.swz_tiles = (src.blocks + 3) / 4;
+	src.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	e = cudaMallocAsync(scratch, (size_t)src.rows_pad * src.blocks, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: scale scratch");
+	scales_kmajor_kernel<<<dim3((src.blocks + 31) / 32, (src.rows_pad + 31) / 32),
+			       dim3(32, 8), 0, cd->stream>>>(src, (uint8_t *)*scratch);
+	return make_map(map, (const uint8_t *)*scratch, src.rows_pad, src.blocks,
+			src.rows_pad, box_rows, 4, false);
+}
+
+template <int BN, int WM, int WN, int TA, int TB, bool DBUF>
+int launch_inst(struct cuda_device *cd, const CUtensorMap &ma,
+		const CUtensorMap &mb, const CUtensorMap &msa,
+		const CUtensorMap &msb, const struct params &p)
+{
+	using L = layout<BN, WM>;
+	static_assert(L::SMEM <= 227 * 1024, "more shared memory than a block gets");
+	static bool configured;
+	auto kernel = gemm_sm90_kernel<BN, WM, WN, TA, TB, DBUF>;
+	cudaError_t e;
+
+	if (!configured) {
+		e = cudaFuncSetAttribute(kernel,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 L::SMEM);
+		if (e != cudaSuccess)
+			return cuda_fail(e, "cuda-mx-sm90: shared memory");
+		configured = true;
+	}
+	kernel<<<p.tiles_m * p.tiles_n, (WM * WN + 1) * 128, L::SMEM, cd->stream>>>(
+		ma, mb, msa, msb, p);
+	return 0;
+}
+
+typedef int (*launch_fn)(struct cuda_device *, const CUtensorMap &,
+			 const CUtensorMap &, const CUtensorMap &,
+			 const CUtensorMap &, const struct params &);
+
+/*
+ * [config][ta][tb].  Configs: 128 x 128 tiles with two consumer
+ * warpgroups (64 x 128 each) and two partials in flight, the same with one
+ * partial, four consumer warpgroups of 64 x 64 each, and the swapped
+ * small-M tiles 64 x 64 and 64 x 16.
+ */
+#define LAUNCHERS(bn, wm, wn, dbuf) \
+	{ { launch_inst<bn, wm, wn, 0, 0, dbuf>, launch_inst<bn, wm, wn, 0, 1, dbuf> }, \
+	  { launch_inst<bn, wm, wn, 1, 0, dbuf>, launch_inst<bn, wm, wn, 1, 1, dbuf> } }
+
+const launch_fn launchers[5][2][2] = {
+	LAUNCHERS(128, 2, 1, true),
+	LAUNCHERS(128, 2, 1, false),
+	LAUNCHERS(128, 2, 2, false),
+	LAUNCHERS(64, 1, 1, true),
+	LAUNCHERS(16, 1, 1, true),
+};
+
+const int config_bn[5] = { 128, 128, 128, 64, 16 };
+const int config_bm[5] = { 128, 128, 128, 64, 64 };
+
+/*
+ * $MXACCEL_CUDA_TILE, a tuning knob for the large-M configuration: "dbuf"
+ * (two consumer warpgroups, two partials in flight), "single" (one
+ * partial), "quad" (four consumer warpgroups of 64 x 64).
+ */
+int large_config(void)
+{
+	const char *e = getenv("MXACCEL_CUDA_TILE");
+
+	if (e && !strcmp(e, "single"))
+		return 1;
+	if (e && !strcmp(e, "quad"))
+		return 2;
+	return 0;
+}
+
+} /* namespace */
+
+const char *cuda_sm90_reject(struct cuda_device *cd)
+{
+	pthread_once(&encode_once, encode_load);
+	if (cd->cc_major != 9 || cd->cc_minor != 0)
+		return "the fused MX GEMM is built for sm_90a (Hopper) only";
+	if (!encode)
+		return "the driver has no cuTensorMapEncodeTiled";
+	if (cd->smem_optin < (size_t)layout<128, 2>::SMEM)
+		return "the device has too little shared memory per block";
+	return NULL;
+}
+
+int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
+{
+	/* Small M: C^T = B * A^T, B's rows on the 64-row side of wgmma. */
+	bool swap = job->a.rows <= 64;
+	const struct mxa_matrix *x = swap ? &job->b : &job->a;
+	const struct mxa_matrix *y = swap ? &job->a : &job->b;
+	int cfg = swap ? (y->rows > 16 ? 3 : 4) : large_config();
+	const uint8_t *xd, *yd;
+	uint64_t xs, ys;
+	void *xscratch = NULL, *yscratch = NULL, *xs_scratch = NULL, *ys_scratch = NULL;
+	CUtensorMap ma, mb, msa, msb;
+	struct params p;
+	int ret;
+
+	if (cuda_sm90_reject(cd))
+		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
+	ret = aligned_data(cd, x, &xd, &xs, &xscratch);
+	if (!ret)
+		ret = aligned_data(cd, y, &yd, &ys, &yscratch);
+	if (!ret)
+		ret = make_map(&ma, xd, x->elem == MXA_ELEM_E2M1 ? x->cols / 2 : x->cols,
+			       x->rows, xs, x->elem == MXA_ELEM_E2M1 ? 64 : 128,
+			       config_bm[cfg], x->elem != MXA_ELEM_E2M1);
+	if (!ret)
+		ret = make_map(&mb, yd, y->elem == MXA_ELEM_E2M1 ? y->cols / 2 : y->cols,
+			       y->rows, ys, y->elem == MXA_ELEM_E2M1 ? 64 : 128,
+			       config_bn[cfg], y->elem != MXA_ELEM_E2M1);
+	if (!ret)
+		ret = kmajor_scales(cd, x, config_bm[cfg], &msa, &xs_scratch);
+	if (!ret)
+		ret = kmajor_scales(cd, y, config_bn[cfg], &msb, &ys_scratch);
+	if (!ret) {
+		p.a = make_operand(x);
+		p.b = make_operand(y);
+		p.c = cuda_ptr(job->dense.buf, job->dense.offset);
+		p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+		p.c_stride = cuda_host->dense_stride(&job->dense) / (p.bf16 ? 2 : 4);
+		p.tiles_m = (x->rows + config_bm[cfg] - 1) / config_bm[cfg];
+		p.tiles_n = (y->rows + config_bn[cfg] - 1) / config_bn[cfg];
+		p.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+		p.transposed = swap;
+		p.post = ldexpf(1.0f, shift_of(x->elem) + shift_of(y->elem));
+		ret = launchers[cfg][x->elem == MXA_ELEM_E5M2][y->elem == MXA_ELEM_E5M2](
+			cd, ma, mb, msa, msb, p);
+	}
+	if (xs_scratch)
+		cudaFreeAsync(xs_scratch, cd->stream);
+	if (ys_scratch)
+		cudaFreeAsync(ys_scratch, cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	if (yscratch)
+		cudaFreeAsync(yscratch, cd->stream);
+	return ret;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA backend (libmxaccel-cuda.so.0): declarations shared by its files.
+ *
+ * cuda_plugin.cu   entry point, devices, buffers, streams and fences, the
+ *                  kernel table and the submit path
+ * cuda_core.cu     lib/core compiled for the GPU: quantize, dequantize and
+ *                  the exact GEMM (bit-identical to the CPU)
+ * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma)
+ * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
+ */
+#ifndef MXA_CUDA_INTERNAL_CUH
+#define MXA_CUDA_INTERNAL_CUH
+
+#include <pthread.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "plugin.h"
+}
+
+/* The library's services (plugin.h). */
+extern const struct mxa_plugin_host *cuda_host;
+
+#define cuda_err(code, ...) cuda_host->err((code), __VA_ARGS__)
+#define cuda_dbg(...) cuda_host->dbg(__VA_ARGS__)
+
+struct cuda_device {
+	int ordinal;
+	cudaStream_t stream;
+	pthread_mutex_t lock;		/* one submitter at a time */
+	int cc_major, cc_minor;
+	int sms;
+	size_t smem_optin;		/* shared memory per block, opt-in */
+	void *cublas;			/* cublasHandle_t, made on first use */
+};
+
+static inline struct cuda_device *cuda_dev(struct mxa_device *dev)
+{
+	return (struct cuda_device *)dev->priv;
+}
+
+/* Device address of a buffer's byte offset. */
+static inline uint8_t *cuda_ptr(const struct mxa_buffer *buf, size_t offset)
+{
+	return (uint8_t *)buf->priv + offset;
+}
+
+/* A CUDA error as a message (MXACCEL_DEBUG=1) and -EIO / -ENOMEM. */
+int cuda_fail(cudaError_t e, const char *what);
+
+/* cuda_core.cu */
+int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job);
+int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job);
+int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job);
+/*
+ * Dequantize rows x cols of an MX matrix to a packed bf16 matrix at dst
+ * (device memory), exactly rounded; the dequantize+cuBLAS GEMM uses it.
+ */
+int cuda_dequantize_bf16(struct cuda_device *cd, const struct mxa_matrix *m,
+			 uint16_t *dst);
+/* dst (bf16, rows x cols) = round(src (fp32) [+ dst when accumulating]). */
+int cuda_f32_to_bf16(struct cuda_device *cd, const float *src, uint32_t cols,
+		     uint32_t rows, uint64_t src_ld, uint16_t *dst,
+		     uint64_t dst_ld, int accumulate);
+
+/* cuda_gemm_sm90.cu */
+const char *cuda_sm90_reject(struct cuda_device *cd);
+int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job);
+
+/* cuda_cublas.cu */
+const char *cuda_cublas_reject(void);
+int cuda_launch_gemm_cublas(struct cuda_device *cd, const struct mxa_job *job);
+void cuda_cublas_release(struct cuda_device *cd);
+
+#endif /* MXA_CUDA_INTERNAL_CUH */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CUDA backend: "cuda:N" is the N-th CUDA device.  Buffers are device
+ * memory (cudaMalloc, never managed memory) without a host mapping; copies
+ * go through the device's stream.  Every kernel is queued on that stream
+ * (submit) and a fence is a CUDA event recorded after the last one.
+ *
+ * Kernels (Documentation/cuda.rst):
+ *   cuda-quantize, cuda-dequantize  lib/core on the GPU, bit-exact
+ *   cuda-exact      the exact reference GEMM (lib/core on the GPU),
+ *                   bit-identical to cpu-exact: EMULATED
+ *   cuda-mx-sm90    the fused MX GEMM for Hopper (TMA + wgmma fp8, per-32
+ *                   scale promotion): NATIVE
+ *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
+ *                   path: neither native nor exact, AUTO's choice where
+ *                   the native kernel cannot run
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_internal.cuh"
+
+const struct mxa_plugin_host *cuda_host;
+
+int cuda_fail(cudaError_t e, const char *what)
+{
+	int err = e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+
+	return cuda_err(err, "cuda: %s: %s (%s)", what, cudaGetErrorName(e),
+			cudaGetErrorString(e));
+}
+
+/* --- probe ----------------------------------------------------------------- */
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_count;
+static char probe_reason[MXA_REASON_MAX];
+
+static void probe_devices(void)
+{
+	int n = 0, drv = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+	    e == cudaErrorInitializationError) {
+		cudaDriverGetVersion(&drv);
+		snprintf(probe_reason, sizeof(probe_reason),
+			 "no CUDA device: %s (%s)%s", cudaGetErrorString(e),
+			 cudaGetErrorName(e),
+			 drv ? "" : "; no NVIDIA driver (libcuda.so.1) found");
+		n = 0;
+	} else if (e != cudaSuccess) {
+		snprintf(probe_reason, sizeof(probe_reason),
+			 "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e),
+			 cudaGetErrorName(e));
+		n = 0;
+	} else if (!n) {
+		snprintf(probe_reason, sizeof(probe_reason),
+			 "no CUDA device");
+	}
+	probe_count = n;
+}
+
+static unsigned int cuda_probe(char *reason, size_t size)
+{
+	pthread_once(&probe_once, probe_devices);
+	if (!probe_count && reason && size)
+		snprintf(reason, size, "%s", probe_reason);
+	return (unsigned int)probe_count;
+}
+
+/* --- devices ------------------------------------------------------------------ */
+
+static int cuda_open(struct mxa_device *dev)
+{
+	struct cuda_device *cd;
+	cudaDeviceProp prop;
+	int rt = 0, drv = 0, optin = 0;
+	cudaError_t e;
+
+	e = cudaSetDevice((int)dev->index);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&prop, (int)dev->index);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&optin,
+					   cudaDevAttrMaxSharedMemoryPerBlockOptin,
+					   (int)dev->index);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "open");
+	cd = (struct cuda_device *)calloc(1, sizeof(*cd));
+	if (!cd)
+		return -ENOMEM;
+	cd->ordinal = (int)dev->index;
+	cd->cc_major = prop.major;
+	cd->cc_minor = prop.minor;
+	cd->sms = prop.multiProcessorCount;
+	cd->smem_optin = (size_t)optin;
+	e = cudaStreamCreateWithFlags(&cd->stream, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		free(cd);
+		return cuda_fail(e, "stream");
+	}
+	pthread_mutex_init(&cd->lock, NULL);
+	dev->priv = cd;
+
+	cudaRuntimeGetVersion(&rt);
+	cudaDriverGetVersion(&drv);
+	snprintf(dev->info.name, sizeof(dev->info.name), "cuda:%u",
+		 dev->index);
+	snprintf(dev->info.backend, sizeof(dev->info.backend), "cuda");
+	snprintf(dev->info.description, sizeof(dev->info.description),
+		 "%s (sm_%d%d, %d SMs, %zu MiB), CUDA runtime %d.%d, driver %d.%d%s",
+		 prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+		 prop.totalGlobalMem >> 20, rt / 1000, rt % 1000 / 10,
+		 drv / 1000, drv % 1000 / 10,
+		 cuda_sm90_reject(cd) ? "; no native MX GEMM on this architecture" :
+		 "; native MX GEMM: TMA + wgmma fp8");
+	dev->info.host_visible = 0;
+	dev->info.conformance = 0;
+	return 0;
+}
+
+static void cuda_close(struct mxa_device *dev)
+{
+	struct cuda_device *cd = cuda_dev(dev);
+
+	cudaSetDevice(cd->ordinal);
+	cudaStreamSynchronize(cd->stream);
+	cuda_cublas_release(cd);
+	cudaStreamDestroy(cd->stream);
+	pthread_mutex_destroy(&cd->lock);
+	free(cd);
+}
+
+/* --- buffers --------------------------------------------------------------- */
+
+static int cuda_buf_alloc(struct mxa_buffer *buf)
+{
+	struct cuda_device *cd = cuda_dev(buf->dev);
+	void *p = NULL;
+	cudaError_t e;
+
+	cudaSetDevice(cd->ordinal);
+	e = cudaMalloc(&p, buf->size);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cudaMalloc");
+	/* Contents start zeroed; later work on the stream is ordered after. */
+	e = cudaMemsetAsync(p, 0, buf->size, cd->stream);
+	if (e != cudaSuccess) {
+		cudaFree(p);
+		return cuda_fail(e, "cudaMemsetAsync");
+	}
+	buf->priv = p;
+	buf->host = NULL;
+	return 0;
+}
+
+static void cuda_buf_free(struct mxa_buffer *buf)
+{
+	struct cuda_device *cd = cuda_dev(buf->dev);
+
+	cudaSetDevice(cd->ordinal);
+	/* Work queued on the buffer finishes first. */
+	cudaStreamSynchronize(cd->stream);
+	cudaFree(buf->priv);
+}
+
+static int cuda_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
+			 size_t size, bool to_device)
+{
+	struct cuda_device *cd = cuda_dev(buf->dev);
+	cudaError_t e;
+
+	cudaSetDevice(cd->ordinal);
+	/* On the stream, so that copies are ordered with queued kernels. */
+	if (to_device)
+		e = cudaMemcpyAsync(cuda_ptr(buf, offset), host, size,
+				    cudaMemcpyHostToDevice, cd->stream);
+	else
+		e = cudaMemcpyAsync(host, cuda_ptr(buf, offset), size,
+				    cudaMemcpyDeviceToHost, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(cd->stream);
+	return e == cudaSuccess ? 0 : cuda_fail(e, "copy");
+}
+
+/* --- kernels ----------------------------------------------------------------- */
+
+static const char *reject_sm90(struct mxa_device *dev,
+			       const struct mxa_op_desc *desc)
+{
+	(void)desc;
+	return cuda_sm90_reject(cuda_dev(dev));
+}
+
+static const char *reject_cublas(struct mxa_device *dev,
+				 const struct mxa_op_desc *desc)
+{
+	(void)dev;
+	(void)desc;
+	return cuda_cublas_reject();
+}
+
+enum {
+	K_QUANTIZE,
+	K_DEQUANTIZE,
+	K_EXACT,
+	K_SM90,
+	K_CUBLAS,
+};
+
+/* In the order of the enum above (C++ has no array designators). */
+static const struct mxa_kernel cuda_kernels[] = {
+	{	/* K_QUANTIZE */
+		.name = "cuda-quantize",
+		.summary = "the exact core's quantization on the GPU, bit-exact with torchao",
+		.op = MXA_OP_QUANTIZE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+	},
+	{	/* K_DEQUANTIZE */
+		.name = "cuda-dequantize",
+		.summary = "the exact core's dequantization on the GPU (one rounding)",
+		.op = MXA_OP_DEQUANTIZE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+	},
+	{	/* K_EXACT */
+		.name = "cuda-exact",
+		.summary = "exact: the core's integer block dots and 640-bit accumulator on the GPU, one rounding, bit-identical to cpu-exact",
+		.op = MXA_OP_GEMM,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+	},
+	{	/* K_SM90 */
+		.name = "cuda-mx-sm90",
+		.summary = "fused MX GEMM for sm_90a: TMA + wgmma fp8, exact per-32 scales promoted in fp32 (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM,
+		.native = true,
+		.exact = false,
+		.rank = 10,
+		.reject = reject_sm90,
+	},
+	{	/* K_CUBLAS */
+		.name = "cuda-dequant-cublas",
+		.summary = "dequantize to bf16, then a cuBLAS bf16 GEMM with fp32 accumulation (torchao's emulated path)",
+		.op = MXA_OP_GEMM,
+		.native = false,
+		.exact = false,
+		.rank = 5,
+		.reject = reject_cublas,
+	},
+};
+
+static int launch(struct cuda_device *cd, const struct mxa_work *w)
+{
+	switch (w->kernel - cuda_kernels) {
+	case K_QUANTIZE:
+		return cuda_launch_quantize(cd, &w->job);
+	case K_DEQUANTIZE:
+		return cuda_launch_dequantize(cd, &w->job);
+	case K_EXACT:
+		return cuda_launch_gemm_exact(cd, &w->job);
+	case K_SM90:
+		return cuda_launch_gemm_sm90(cd, &w->job);
+	case K_CUBLAS:
+		return cuda_launch_gemm_cublas(cd, &w->job);
+	}
+	return -EINVAL;
+}
+
+/* --- fences ------------------------------------------------------------------ */
+
+struct cuda_fence {
+	struct mxa_fence base;
+	struct cuda_device *cd;
+	cudaEvent_t ev;
+	bool done;
+	int status;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static int cuda_fence_wait(struct mxa_fence *fence, int64_t timeout_ns)
+{
+	struct cuda_fence *f = (struct cuda_fence *)fence;
+	int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : 0;
+	cudaError_t e;
+
+	if (f->done)
+		return f->status;
+	cudaSetDevice(f->cd->ordinal);
+	if (timeout_ns < 0) {
+		e = cudaEventSynchronize(f->ev);
+	} else {
+		for (;;) {
+			e = cudaEventQuery(f->ev);
+			if (e != cudaErrorNotReady)
+				break;
+			if (!timeout_ns || now_ns() >= deadline)
+				return -ETIME;
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	f->done = true;
+	f->status = e == cudaSuccess ? 0 : cuda_fail(e, "job");
+	return f->status;
+}
+
+static void cuda_fence_release(struct mxa_fence *fence)
+{
+	struct cuda_fence *f = (struct cuda_fence *)fence;
+
+	cuda_fence_wait(fence, -1);
+	cudaEventDestroy(f->ev);
+	free(f);
+}
+
+static const struct mxa_fence_ops cuda_fence_ops = {
+	.wait = cuda_fence_wait,
+	.release = cuda_fence_release,
+};
+
+/*
+ * Queue works in order on the device's stream and record an event after
+ * the last.  A launch that fails stops the batch: what was queued before it
+ * still runs, and the fence is waited for before the error returns.
+ */
+static int cuda_submit(struct mxa_device *dev, const struct mxa_work *works,
+		       unsigned int count, struct mxa_fence **out)
+{
+	struct cuda_device *cd = cuda_dev(dev);
+	struct cuda_fence *f;
+	unsigned int i;
+	cudaError_t e;
+	int ret = 0;
+
+	f = (struct cuda_fence *)calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->base.ops = &cuda_fence_ops;
+	f->cd = cd;
+	pthread_mutex_lock(&cd->lock);
+	cudaSetDevice(cd->ordinal);
+	e = cudaEventCreateWithFlags(&f->ev, cudaEventDisableTiming);
+	if (e != cudaSuccess) {
+		pthread_mutex_unlock(&cd->lock);
+		free(f);
+		return cuda_fail(e, "cudaEventCreate");
+	}
+	for (i = 0; i < count && !ret; i++) {
+		ret = launch(cd, &works[i]);
+		if (!ret) {
+			e = cudaGetLastError();
+			if (e != cudaSuccess)
+				ret = cuda_fail(e, works[i].kernel->name);
+		}
+	}
+	e = cudaEventRecord(f->ev, cd->stream);
+	pthread_mutex_unlock(&cd->lock);
+	if (e != cudaSuccess) {
+		cudaStreamSynchronize(cd->stream);
+		cudaEventDestroy(f->ev);
+		free(f);
+		return ret ? ret : cuda_fail(e, "cudaEventRecord");
+	}
+	if (ret) {
+		cuda_fence_release(&f->base);
+		return ret;
+	}
+	*out = &f->base;
+	return 0;
+}
+
+static const struct mxa_backend cuda_backend = {
+	.name = "cuda",
+	.wraps_host = false,
+	.probe = cuda_probe,
+	.open = cuda_open,
+	.close = cuda_close,
+	.buf_alloc = cuda_buf_alloc,
+	.buf_free = cuda_buf_free,
+	.buf_copy = cuda_buf_copy,
+	.submit = cuda_submit,
+	.kernels = cuda_kernels,
+	.n_kernels = sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),
+};
+
+extern "C" __attribute__((visibility("default")))
+const struct mxa_backend *mxa_plugin_entry(const struct mxa_plugin_host *host,
+					   char *reason, size_t size)
+{
+	if (!host || host->abi != MXA_PLUGIN_ABI ||
+	    host->sizeof_host != sizeof(struct mxa_plugin_host) ||
+	    host->sizeof_backend != sizeof(struct mxa_backend) ||
+	    host->sizeof_kernel != sizeof(struct mxa_kernel) ||
+	    host->sizeof_device != sizeof(struct mxa_device) ||
+	    host->sizeof_buffer != sizeof(struct mxa_buffer) ||
+	    host->sizeof_work != sizeof(struct mxa_work)) {
+		snprintf(reason, size,
+			 "libmxaccel-cuda.so.0 was built for another libmxaccel (plugin ABI %d, library ABI %u)",
+			 MXA_PLUGIN_ABI, host ? host->abi : 0);
+		return NULL;
+	}
+	cuda_host = host;
+	return &cuda_backend;
+}
