@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The CUDA benchmark of Documentation/bench-cuda.rst, in one run.
+
+Measures on the GPU, in this order:
+  1. libmxaccel (build/*/tests/cuda_bench): MXFP8 and MXFP4 GEMM (bf16 C),
+     and quantization of bf16 and fp32 sources;
+  2. PyTorch: cuBLAS BF16 GEMM (torch.mm), the dequantize + BF16 GEMM path
+     (torchao's emulated path: MX codes and E8M0 scales -> bf16 -> mm) in
+     eager mode and under torch.compile, and the device-to-device copy
+     bandwidth (bytes read + written);
+then prints one table of ratios (ours / cuBLAS BF16 time ratio, > 1 is
+faster) and writes results.json and results.md to --out.
+
+  python3 tests/bench/cuda_bench.py [--build build/rel] [--out DIR] [--quick]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+SHAPES = [(8192, 8192, 8192), (16384, 8192, 4096), (4096, 14336, 4096),
+          (16, 14336, 4096)]
+QUANT = [(16384, 8192)]
+
+
+def bench(fn, warmup_ms=100, rep_ms=500):
+    """Median milliseconds of fn(), timed with CUDA events."""
+    try:
+        import triton.testing
+        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms,
+                                       return_mode="median")
+    except ImportError:
+        pass
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    one = max(time.perf_counter() - t, 1e-6)
+    n = max(3, int(rep_ms / 1e3 / one))
+    times = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(n):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / n)
+    return sorted(times)[len(times) // 2]
+
+
+# E2M1 values by code (sign in bit 3), as bf16.
+FP4_LUT = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+           -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def deq_fp8(codes, scales):
+    """MXFP8 (e4m3 codes, E8M0 scales) -> bf16, as torchao's to_dtype()."""
+    rows, k = codes.shape
+    x = codes.view(torch.float8_e4m3fn).to(torch.bfloat16)
+    s = torch.exp2(scales.to(torch.float32) - 127.0).to(torch.bfloat16)
+    return (x.view(rows, k // 32, 32) * s.unsqueeze(-1)).view(rows, k)
+
+
+def deq_fp4(packed, scales, lut):
+    """MXFP4 (e2m1 packed two per byte, element 2i low) -> bf16."""
+    rows, half = packed.shape
+    idx = torch.stack((packed & 0xF, packed >> 4), dim=-1).view(rows, 2 * half)
+    x = lut[idx.long()]
+    s = torch.exp2(scales.to(torch.float32) - 127.0).to(torch.bfloat16)
+    return (x.view(rows, half // 16, 32) * s.unsqueeze(-1)).view(rows, 2 * half)
+
+
+def mm_fp8(a, sa, b, sb):
+    return torch.mm(deq_fp8(a, sa), deq_fp8(b, sb).t())
+
+
+def mm_fp4(a, sa, b, sb, lut):
+    return torch.mm(deq_fp4(a, sa, lut), deq_fp4(b, sb, lut).t())
+
+
+def torch_gemms(m, n, k, compiled):
+    dev = "cuda"
+    out = {}
+    a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+    out["cublas_bf16_ms"] = bench(lambda: torch.mm(a, b.t()))
+    del a, b
+    a8 = torch.randint(0, 256, (m, k), device=dev, dtype=torch.uint8)
+    b8 = torch.randint(0, 256, (n, k), device=dev, dtype=torch.uint8)
+    a8[(a8 & 0x7F) == 0x7F] ^= 1     # no e4m3 NaN
+    b8[(b8 & 0x7F) == 0x7F] ^= 1
+    sa = torch.randint(120, 135, (m, k // 32), device=dev, dtype=torch.uint8)
+    sb = torch.randint(120, 135, (n, k // 32), device=dev, dtype=torch.uint8)
+    a4 = torch.randint(0, 256, (m, k // 2), device=dev, dtype=torch.uint8)
+    b4 = torch.randint(0, 256, (n, k // 2), device=dev, dtype=torch.uint8)
+    lut = torch.tensor(FP4_LUT, device=dev, dtype=torch.bfloat16)
+    out["deq_fp8_eager_ms"] = bench(lambda: mm_fp8(a8, sa, b8, sb))
+    out["deq_fp4_eager_ms"] = bench(lambda: mm_fp4(a4, sa, b4, sb, lut))
+    out["deq_fp8_compiled_ms"] = bench(lambda: compiled[0](a8, sa, b8, sb))
+    out["deq_fp4_compiled_ms"] = bench(lambda: compiled[1](a4, sa, b4, sb, lut))
+    return out
+
+
+def copy_bandwidth():
+    n = 1 << 30
+    x = torch.empty(n, device="cuda", dtype=torch.uint8)
+    y = torch.empty_like(x)
+    x.random_()
+    ms = bench(lambda: y.copy_(x))
+    return 2 * n / (ms * 1e-3) / 1e9
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.environ.get("MXACCEL_BUILD", "build/rel"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--quick", action="store_true", help="one shape, short timings")
+    args = ap.parse_args()
+    shapes = SHAPES[:1] + SHAPES[-1:] if args.quick else SHAPES
+
+    props = torch.cuda.get_device_properties(0)
+    info = {"device": props.name, "torch": torch.__version__,
+            "cuda": torch.version.cuda, "sms": props.multi_processor_count}
+    print(json.dumps(info), flush=True)
+
+    # 1. libmxaccel, in its own process.
+    cmd = [os.path.join(args.build, "tests", "cuda_bench")]
+    for m, n, k in shapes:
+        cmd += ["--gemm", "%dx%dx%d" % (m, n, k)]
+    for r, c in QUANT:
+        cmd += ["--quant", "%dx%d" % (r, c)]
+    ours = []
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(proc.stderr)
+    for line in proc.stdout.splitlines():
+        print(line, flush=True)
+        ours.append(json.loads(line))
+    if proc.returncode:
+        sys.exit("cuda_bench failed: exit %d" % proc.returncode)
+
+    # 2. PyTorch.
+    compiled = (torch.compile(mm_fp8), torch.compile(mm_fp4))
+    theirs = {}
+    for m, n, k in shapes:
+        theirs[(m, n, k)] = torch_gemms(m, n, k, compiled)
+        print(json.dumps({"shape": [m, n, k], **theirs[(m, n, k)]}), flush=True)
+    copy_gbps = copy_bandwidth()
+    print(json.dumps({"copy_gbps": copy_gbps}), flush=True)
+
+    # 3. The table.
+    rows = ["| shape MxNxK | cuBLAS BF16 TF/s | MXFP8 ours | MXFP4 ours "
+            "| deq+BF16 fp8 eager / compiled | deq+BF16 fp4 eager / compiled "
+            "| MXFP8 vs compiled | MXFP4 vs compiled |",
+            "|---|---|---|---|---|---|---|---|"]
+    for m, n, k in shapes:
+        t = theirs[(m, n, k)]
+        base = t["cublas_bf16_ms"]
+        o8 = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == "mxfp8"
+                  and (x["m"], x["n"], x["k"]) == (m, n, k))
+        o4 = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == "mxfp4"
+                  and (x["m"], x["n"], x["k"]) == (m, n, k))
+        tf = 2.0 * m * n * k / (base * 1e-3) / 1e12
+        rows.append(
+            "| %dx%dx%d | %.0f | %.2fx (%.3f ms) | %.2fx (%.3f ms) | %.2fx / %.2fx "
+            "| %.2fx / %.2fx | %.2fx | %.2fx |" % (
+                m, n, k, tf, base / o8["ms"], o8["ms"], base / o4["ms"], o4["ms"],
+                base / t["deq_fp8_eager_ms"], base / t["deq_fp8_compiled_ms"],
+                base / t["deq_fp4_eager_ms"], base / t["deq_fp4_compiled_ms"],
+                t["deq_fp8_compiled_ms"] / o8["ms"],
+                t["deq_fp4_compiled_ms"] / o4["ms"]))
+    rows.append("")
+    rows.append("| quantize | GB/s (with round trip) | GB/s (device) | of copy %.0f GB/s |"
+                % copy_gbps)
+    rows.append("|---|---|---|---|")
+    for q in ours:
+        if q["op"] != "quantize":
+            continue
+        rows.append("| %s -> %s %dx%d | %.0f | %.0f | %.0f%% |" % (
+            q["dtype"], q["elem"], q["rows"], q["cols"], q["gbps"],
+            q["gbps_device"], 100.0 * q["gbps_device"] / copy_gbps))
+    table = "\n".join(rows)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"info": info, "ours": ours, "copy_gbps": copy_gbps,
+                   "torch": {"%dx%dx%d" % s: v for s, v in theirs.items()}},
+                  f, indent=1)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

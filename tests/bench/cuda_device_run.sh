@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Everything the CUDA backend needs a GPU for, in one go, from the top of
+# the tree on a machine with an NVIDIA GPU and nvcc: build, the library's
+# tests (the CUDA ones run instead of skipping), compute-sanitizer memcheck
+# and racecheck on small native GEMMs, the SASS of the native kernel, and
+# the benchmark.  Logs and results go to $OUT (default cuda-run/).
+#
+#   tests/bench/cuda_device_run.sh [build] [test] [sanitize] [sass] [bench] [torch]
+#
+# With no arguments every step runs; "bench" is libmxaccel alone
+# (tests/cuda/cuda_bench.c), "torch" the whole comparison
+# (tests/bench/cuda_bench.py).  MXACCEL_GOLDEN_DIR may name the full golden
+# set.
+set -u
+out=${OUT:-cuda-run}
+mkdir -p "$out"
+steps=${*:-build test sanitize sass bench torch}
+build=${MXACCEL_BUILD:-build/rel}
+sum=$out/summary.txt
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+objdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+log() { echo "== $*" | tee -a "$sum"; }
+
+log "$(date -u) steps: $steps"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
+	--format=csv >>"$sum" 2>&1
+
+if has build; then
+	log build
+	start=$(date +%s)
+	if ! make -j"$(nproc)" all tests >"$out/build.log" 2>&1; then
+		tail -40 "$out/build.log"
+		exit 1
+	fi
+	log "built in $(($(date +%s) - start)) s"
+fi
+
+if has test; then
+	log test
+	"$build"/bin/mxaccel info >>"$sum" 2>&1
+	MXACCEL_BUILD=$build tests/run-tests.sh "$build"/tests/test_* 2>&1 | tee -a "$sum"
+	cat "$build"/test-logs/test_cuda_*.log >"$out/tests.log" 2>&1
+	grep -h "worst\|bit-identical\|compared\|NATIVE\|cublas" "$out/tests.log" >>"$sum"
+fi
+
+if has sanitize; then
+	for tool in memcheck racecheck; do
+		log "compute-sanitizer $tool"
+		MXACCEL_TEST_QUICK=1 timeout 300 "$cs" --tool "$tool" \
+			"$build"/tests/test_cuda_gemm >"$out/$tool.log" 2>&1
+		echo "exit $?" >>"$out/$tool.log"
+		tail -4 "$out/$tool.log" | tee -a "$sum"
+	done
+fi
+
+if has sass; then
+	log "sass of the native kernel"
+	"$objdump" -sass "$build"/lib/libmxaccel-cuda.so.0 >"$out/sass.txt" 2>&1 ||
+		head -3 "$out/sass.txt" >>"$sum"
+	awk '/Function :/ { f = $3 } /QGMMA|HGMMA|LDL|STL|BAR.SYNC|SYNCS/ { n[f" "$2]++ }
+	     END { for (k in n) print n[k], k }' "$out/sass.txt" | sort -k2 >>"$sum"
+	rm -f "$out/sass.txt"
+fi
+
+if has bench; then
+	log "bench (libmxaccel)"
+	"$build"/tests/cuda_bench --gemm 8192x8192x8192 --gemm 16384x8192x4096 \
+		--gemm 4096x14336x4096 --gemm 16x14336x4096 --quant 16384x8192 \
+		2>&1 | tee -a "$sum"
+	for tile in single quad; do
+		MXACCEL_CUDA_TILE=$tile "$build"/tests/cuda_bench --gemm 8192x8192x8192 \
+			--gemm 4096x14336x4096 2>&1 | sed "s/^/tile $tile: /" | tee -a "$sum"
+	done
+fi
+
+if has torch; then
+	log "bench (with PyTorch)"
+	PYTHONUNBUFFERED=1 python3 tests/bench/cuda_bench.py --build "$build" \
+		--out "$out" >"$out/bench.log" 2>&1
+	tail -20 "$out/bench.log" | tee -a "$sum"
+fi
+log "$(date -u) done"
