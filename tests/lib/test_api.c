@@ -5,8 +5,14 @@
  * dispatch introspection answers for every op and preference, environment
  * overrides fail loudly, and asynchronous GEMMs complete through fences.
  * One invalid field per check, on an otherwise valid request.
+ *
+ * Runs on $MXACCEL_TEST_DEVICE (default cpu).  What differs between devices
+ * is learnt through the API: mxa_device_info() (backend, worker threads,
+ * conformance device) and mxa_query() (whether a NATIVE kernel exists);
+ * on the cpu every check is as strict as the cpu's own contract.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,25 @@
 #include "testlib.h"
 
 static struct mxa_device *dev;
+static struct mxa_device_info dinfo;	/* dev's */
+static bool is_cpu, is_accel;
+
+/* Does dev have a NATIVE kernel for op (e4m3 x e4m3 for gemm)? */
+static bool has_native(enum mxa_op op)
+{
+	struct mxa_op_desc d = {
+		.op = op, .a_elem = MXA_ELEM_E4M3, .b_elem = MXA_ELEM_E4M3,
+		.m = 4, .n = 3, .k = 64,
+	};
+
+	return test_supports(dev, &d, MXA_PREF_NATIVE);
+}
+
+/* What a call under NATIVE returns on dev: 0, or -EOPNOTSUPP if refused. */
+static int native_ret(enum mxa_op op)
+{
+	return has_native(op) ? 0 : -EOPNOTSUPP;
+}
 
 /*
  * Run fn in a child process, so that a crash is one failed check rather
@@ -340,7 +365,12 @@ static void test_devices(void)
 
 	CHECK_RET(mxa_device_open("cpu:0", &d), 0);
 	mxa_device_close(d);
+	d = NULL;
 	CHECK_RET(mxa_device_open("auto", &d), 0);
+	/* auto never picks a conformance device (design section 5). */
+	if (d && !mxa_device_info(d, &info))
+		CHECK(!info.conformance, "auto opened %s, a conformance device",
+		      info.name);
 	mxa_device_close(d);
 
 	/* NULL means $MXACCEL_DEVICE, else auto; an unknown value fails. */
@@ -358,6 +388,15 @@ static void test_devices(void)
 	CHECK_RET(mxa_device_open(NULL, &d), 0);
 	if (d && !mxa_device_info(d, &info))
 		CHECK(!strcmp(info.name, "cpu"), "MXACCEL_DEVICE=cpu opened %s",
+		      info.name);
+	mxa_device_close(d);
+	/* ... and the device under test by its name. */
+	setenv("MXACCEL_DEVICE", test_device_name(), 1);
+	d = NULL;
+	CHECK_RET(mxa_device_open(NULL, &d), 0);
+	if (d && !mxa_device_info(d, &info))
+		CHECK(!strcmp(info.name, dinfo.name),
+		      "MXACCEL_DEVICE=%s opened %s", test_device_name(),
 		      info.name);
 	mxa_device_close(d);
 	unsetenv("MXACCEL_DEVICE");
@@ -378,22 +417,45 @@ static void test_devices(void)
 	CHECK_RET(mxa_device_info(dev, NULL), -EINVAL);
 	memset(&info, 0xcc, sizeof(info));
 	CHECK_RET(mxa_device_info(dev, &info), 0);
-	CHECK(!strcmp(info.name, "cpu") && !strcmp(info.backend, "cpu") &&
-	      memchr(info.description, 0, sizeof(info.description)) &&
-	      info.threads >= 1 && info.host_visible == 1 &&
-	      info.conformance == 0,
-	      "cpu device info: name %.8s backend %.8s threads %u host %d conf %d",
-	      info.name, info.backend, info.threads, info.host_visible,
-	      info.conformance);
+	if (is_cpu)
+		CHECK(!strcmp(info.name, "cpu") &&
+		      !strcmp(info.backend, "cpu") &&
+		      memchr(info.description, 0, sizeof(info.description)) &&
+		      info.threads >= 1 && info.host_visible == 1 &&
+		      info.conformance == 0,
+		      "cpu device info: name %.8s backend %.8s threads %u host %d conf %d",
+		      info.name, info.backend, info.threads, info.host_visible,
+		      info.conformance);
+	else
+		CHECK(memchr(info.name, 0, sizeof(info.name)) &&
+		      !strcmp(info.name, test_device_name()) &&
+		      !strncmp(info.name, info.backend, strlen(info.backend)) &&
+		      info.name[strlen(info.backend)] == ':' &&
+		      memchr(info.description, 0, sizeof(info.description)) &&
+		      *info.description &&
+		      (!is_accel || (info.threads == 0 &&
+				     info.host_visible == 1)),
+		      "%s device info: name %.8s backend %.8s threads %u host %d conf %d",
+		      test_device_name(), info.name, info.backend,
+		      info.threads, info.host_visible, info.conformance);
 
 	CHECK_RET(mxa_device_set_threads(NULL, 1), -EINVAL);
-	CHECK_RET(mxa_device_set_threads(dev, 3), 0);
-	CHECK(!mxa_device_info(dev, &info) && info.threads == 3,
-	      "set_threads(3) gave %u", info.threads);
-	CHECK_RET(mxa_device_set_threads(dev, 0), 0);
-	CHECK_RET(mxa_device_set_threads(dev, 1u << 30), -EINVAL);
-	CHECK(!mxa_device_info(dev, &info) && info.threads >= 1,
-	      "a failed set_threads broke the pool: %u", info.threads);
+	if (info.threads) {
+		CHECK_RET(mxa_device_set_threads(dev, 3), 0);
+		CHECK(!mxa_device_info(dev, &info) && info.threads == 3,
+		      "set_threads(3) gave %u", info.threads);
+		CHECK_RET(mxa_device_set_threads(dev, 0), 0);
+		CHECK_RET(mxa_device_set_threads(dev, 1u << 30), -EINVAL);
+		CHECK(!mxa_device_info(dev, &info) && info.threads >= 1,
+		      "a failed set_threads broke the pool: %u", info.threads);
+	} else {
+		/* No worker threads: nothing to set, and it says so. */
+		CHECK(!is_cpu, "the cpu device has no worker threads");
+		CHECK_RET(mxa_device_set_threads(dev, 3), -EOPNOTSUPP);
+		CHECK_RET(mxa_device_set_threads(dev, 0), -EOPNOTSUPP);
+		CHECK(!mxa_device_info(dev, &info) && info.threads == 0,
+		      "a refused set_threads gave %u threads", info.threads);
+	}
 
 	n = mxa_backend_count();
 	CHECK(n >= 1, "no backends");
@@ -407,6 +469,10 @@ static void test_devices(void)
 			CHECK(bi.available && bi.devices == 1,
 			      "cpu backend: available %d devices %u",
 			      bi.available, bi.devices);
+		else if (!strcmp(bi.name, dinfo.backend))
+			CHECK(bi.available && bi.devices >= 1,
+			      "%s backend of the device under test: available %d devices %u (%s)",
+			      bi.name, bi.available, bi.devices, bi.reason);
 		else if (!bi.available)
 			CHECK(*bi.reason, "backend %s absent without a reason",
 			      bi.name);
@@ -472,6 +538,20 @@ static void test_buffers(void)
 	CHECK_RET(mxa_buffer_wrap(dev, NULL, 48, &w), -EINVAL);
 	CHECK_RET(mxa_buffer_wrap(dev, user, 0, &w), -EINVAL);
 	CHECK_RET(mxa_buffer_wrap(dev, user, 48, NULL), -EINVAL);
+	w = (struct mxa_buffer *)&w;
+	if (!is_cpu) {
+		/* accel: buffers are buffer objects; no host memory. */
+		int ret = mxa_buffer_wrap(dev, user, 48, &w);
+
+		CHECK(is_accel ? ret == -EOPNOTSUPP :
+			       ret == 0 || ret == -EOPNOTSUPP,
+		      "buffer_wrap on %s: %d", dinfo.name, ret);
+		if (ret) {
+			CHECK(!w, "a refused wrap left *out set");
+			return;
+		}
+		mxa_buffer_free(w);
+	}
 	w = NULL;
 	CHECK_RET(mxa_buffer_wrap(dev, user, 48, &w), 0);
 	if (w) {
@@ -483,6 +563,95 @@ static void test_buffers(void)
 		mxa_buffer_free(w);
 		CHECK(user[0] == 0x11, "freeing a wrapped buffer touched it");
 	}
+}
+
+/*
+ * dma-buf sharing: the cpu refuses it; an accel device exports a buffer
+ * object and a second handle of the same device imports it, the two
+ * buffers share their bytes, and the original stays usable after the
+ * import is freed.
+ */
+static void test_dmabuf(void)
+{
+	struct mxa_buffer *b = NULL, *imp = (struct mxa_buffer *)&imp;
+	struct mxa_device *dev2 = NULL;
+	uint8_t data[256], back[256];
+	int fd = -1, nul = open("/dev/null", O_RDONLY | O_CLOEXEC), ret;
+	bool shared = false;
+	unsigned int i;
+
+	CHECK_RET(mxa_buffer_export_dmabuf(NULL, &fd), -EINVAL);
+	CHECK_RET(mxa_buffer_import_dmabuf(NULL, nul, &imp), -EINVAL);
+	CHECK_RET(mxa_buffer_import_dmabuf(dev, nul, NULL), -EINVAL);
+	CHECK_RET(mxa_buffer_import_dmabuf(dev, -1, &imp), -EBADF);
+	CHECK(!imp, "a failed import left *out set");
+	if (mxa_buffer_alloc(dev, 4096, &b)) {
+		CHECK(0, "cannot allocate");
+		close(nul);
+		return;
+	}
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	CHECK_RET(mxa_buffer_write(b, 0, data, sizeof(data)), 0);
+	CHECK_RET(mxa_buffer_export_dmabuf(b, NULL), -EINVAL);
+	ret = mxa_buffer_export_dmabuf(b, &fd);
+	if (is_cpu) {
+		CHECK(ret == -EOPNOTSUPP, "cpu dma-buf export: %d", ret);
+		imp = (struct mxa_buffer *)&imp;
+		CHECK_RET(mxa_buffer_import_dmabuf(dev, nul, &imp),
+			  -EOPNOTSUPP);
+		CHECK(!imp, "a refused import left *out set");
+	} else if (is_accel) {
+		CHECK(ret == 0 && fd >= 0, "accel dma-buf export: %d, fd %d",
+		      ret, fd);
+		/* Not a dma-buf. */
+		ret = mxa_buffer_import_dmabuf(dev, nul, &imp);
+		CHECK(ret == -EBADF || ret == -EINVAL,
+		      "import of /dev/null: %d", ret);
+		imp = NULL;
+		CHECK_RET(mxa_device_open(test_device_name(), &dev2), 0);
+		if (dev2)
+			CHECK_RET(mxa_buffer_import_dmabuf(dev2, fd, &imp), 0);
+		shared = imp != NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (shared) {
+		CHECK(mxa_buffer_size(imp) >= sizeof(data),
+		      "imported size %zu", mxa_buffer_size(imp));
+		CHECK(!mxa_buffer_read(imp, 0, back, sizeof(back)) &&
+		      !memcmp(back, data, sizeof(data)),
+		      "the imported buffer shows other bytes");
+		data[7] ^= 0xff;
+		CHECK_RET(mxa_buffer_write(imp, 7, data + 7, 1), 0);
+		CHECK(!mxa_buffer_read(b, 0, back, sizeof(back)) &&
+		      !memcmp(back, data, sizeof(data)),
+		      "a write through the import is not in the original");
+		mxa_buffer_free(imp);
+		/* The original outlives its import, also as an operand. */
+		{
+			struct mxa_buffer *c = NULL;
+			struct mxa_matrix a = {
+				.data = b, .scale = b, .scale_offset = 64,
+				.elem = MXA_ELEM_E4M3, .rows = 1, .cols = 32,
+			};
+			struct mxa_dense d = {
+				.dtype = MXA_DTYPE_F32, .rows = 1, .cols = 1,
+			};
+
+			CHECK(!mxa_buffer_alloc(dev, 4, &c), "alloc C");
+			d.buf = c;
+			CHECK_RET(mxa_gemm(dev, &a, &a, &d, 0, MXA_PREF_AUTO),
+				  0);
+			mxa_buffer_free(c);
+		}
+		CHECK(!mxa_buffer_read(b, 0, back, sizeof(back)) &&
+		      !memcmp(back, data, sizeof(data)),
+		      "freeing the import changed the original");
+	}
+	mxa_buffer_free(b);
+	mxa_device_close(dev2);
+	close(nul);
 }
 
 /* --- operation validation ------------------------------------------------- */
@@ -608,7 +777,7 @@ static void test_gemm_validation(void)
 	GEMM_EXPECT(&r, &q, 0, MXA_PREF_EMULATED, 0);
 	CHECK(!mxa_buffer_read(r.cb, 0, c, sizeof(c)) && c[0] == 64.0f &&
 	      c[11] == 64.0f, "baseline gemm: C[0] = %g, want 64", c[0]);
-	GEMM_EXPECT(&r, &q, 0, MXA_PREF_NATIVE, 0);
+	GEMM_EXPECT(&r, &q, 0, MXA_PREF_NATIVE, native_ret(MXA_OP_GEMM));
 	GEMM_EXPECT(&r, &q, 0, MXA_PREF_AUTO, 0);
 	GEMM_EXPECT(&r, &q, MXA_GEMM_ACCUMULATE, MXA_PREF_AUTO, 0);
 
@@ -764,7 +933,7 @@ static void test_gemm_validation(void)
 	}
 
 	/* A buffer of another device. */
-	if (!mxa_device_open("cpu", &dev2) && dev2 != dev &&
+	if (!mxa_device_open(test_device_name(), &dev2) && dev2 != dev &&
 	    !mxa_buffer_alloc(dev2, 4096, &other)) {
 		q = r;
 		q.a.data = other;
@@ -820,6 +989,13 @@ static void test_quantize_validation(void)
 
 	CHECK_RET(mxa_quantize(dev, &src, &m, MXA_SCALE_FLOOR, 0), 0);
 	CHECK_RET(mxa_dequantize(dev, &m, &dd, 0), 0);
+	CHECK_RET(mxa_quantize(dev, &src, &m, MXA_SCALE_FLOOR,
+			       MXA_PREF_NATIVE), native_ret(MXA_OP_QUANTIZE));
+	CHECK_RET(mxa_dequantize(dev, &m, &dd, MXA_PREF_NATIVE),
+		  native_ret(MXA_OP_DEQUANTIZE));
+	CHECK_RET(mxa_quantize(dev, &src, &m, MXA_SCALE_FLOOR,
+			       MXA_PREF_EMULATED), 0);
+	CHECK_RET(mxa_dequantize(dev, &m, &dd, MXA_PREF_EMULATED), 0);
 	CHECK_RET(mxa_quantize(NULL, &src, &m, MXA_SCALE_FLOOR, 0), -EINVAL);
 	CHECK_RET(mxa_quantize(dev, NULL, &m, MXA_SCALE_FLOOR, 0), -EINVAL);
 	CHECK_RET(mxa_quantize(dev, &src, NULL, MXA_SCALE_FLOOR, 0), -EINVAL);
@@ -898,12 +1074,39 @@ static void test_quantize_validation(void)
 
 /* --- dispatch introspection and overrides -------------------------------- */
 
+/*
+ * NATIVE on a conformance device: mxa_plan() fails with -EOPNOTSUPP, no
+ * kernel and a reason naming the device; mxa_query() answers NONE with the
+ * same reason.
+ */
+static void refused_native(const struct mxa_op_desc *d, int ret,
+			   const struct mxa_plan *plan)
+{
+	struct mxa_capability cap;
+
+	CHECK(ret == -EOPNOTSUPP && plan->support == MXA_SUPPORT_NONE &&
+	      !*plan->kernel && !strcmp(plan->device, dinfo.name) &&
+	      memchr(plan->reason, 0, sizeof(plan->reason)) &&
+	      strstr(plan->reason, dinfo.name),
+	      "NATIVE op %d on %s: %d, support %d, kernel %.16s, reason %.200s",
+	      (int)d->op, dinfo.name, ret, (int)plan->support, plan->kernel,
+	      plan->reason);
+	memset(&cap, 0xcc, sizeof(cap));
+	CHECK_RET(mxa_query(dev, d, MXA_PREF_NATIVE, &cap), 0);
+	CHECK(cap.support == MXA_SUPPORT_NONE && !*cap.kernel &&
+	      !strcmp(cap.reason, plan->reason),
+	      "query of NATIVE op %d: support %d kernel %.16s reason %.200s",
+	      (int)d->op, (int)cap.support, cap.kernel, cap.reason);
+}
+
 static void test_plan_query(void)
 {
 	static const enum mxa_op ops[] = { MXA_OP_QUANTIZE,
 					   MXA_OP_DEQUANTIZE, MXA_OP_GEMM };
 	static const enum mxa_pref prefs[] = { MXA_PREF_AUTO, MXA_PREF_NATIVE,
 					       MXA_PREF_EMULATED };
+	/* A conformance device is emulated only: exact, never native. */
+	const bool conf = dinfo.conformance;
 	struct mxa_op_desc d;
 	struct mxa_plan plan, native_plan;
 	struct mxa_capability cap;
@@ -925,12 +1128,16 @@ static void test_plan_query(void)
 					};
 					memset(&plan, 0xcc, sizeof(plan));
 					ret = mxa_plan(dev, &d, prefs[p], &plan);
+					if (conf && prefs[p] == MXA_PREF_NATIVE) {
+						refused_native(&d, ret, &plan);
+						continue;
+					}
 					CHECK(ret == 0,
 					      "plan op %u %u pref %u: %d (%s)",
 					      o, e, p, ret, plan.reason);
 					if (ret)
 						continue;
-					CHECK(!strcmp(plan.device, "cpu") &&
+					CHECK(!strcmp(plan.device, dinfo.name) &&
 					      plan.pref == prefs[p] &&
 					      *plan.kernel && *plan.reason &&
 					      memchr(plan.reason, 0,
@@ -939,23 +1146,26 @@ static void test_plan_query(void)
 					      o, p, plan.device, plan.kernel);
 					CHECK(plan.support != MXA_SUPPORT_NONE,
 					      "plan op %u pref %u: none", o, p);
-					if (prefs[p] == MXA_PREF_EMULATED)
+					if (prefs[p] == MXA_PREF_EMULATED || conf)
 						CHECK(plan.exact == 1,
-						      "EMULATED op %u plans %s, not exact",
-						      o, plan.kernel);
+						      "%s op %u plans %s, not exact",
+						      mxa_pref_name(prefs[p]), o,
+						      plan.kernel);
 					if (prefs[p] == MXA_PREF_NATIVE) {
 						CHECK(plan.support ==
 						      MXA_SUPPORT_NATIVE,
-						      "NATIVE op %u on cpu is %s",
-						      o, plan.kernel);
+						      "NATIVE op %u on %s is %s",
+						      o, dinfo.name, plan.kernel);
 						native_plan = plan;
 					}
 					if (prefs[p] == MXA_PREF_AUTO &&
 					    ops[o] == MXA_OP_GEMM)
-						CHECK(plan.support ==
-						      MXA_SUPPORT_NATIVE,
-						      "AUTO gemm on cpu is not native: %s",
-						      plan.kernel);
+						CHECK(plan.support == (conf ?
+						      MXA_SUPPORT_EMULATED :
+						      MXA_SUPPORT_NATIVE),
+						      "AUTO gemm on %s: %s is %s",
+						      dinfo.name, plan.kernel,
+						      mxa_support_name(plan.support));
 					memset(&cap, 0xcc, sizeof(cap));
 					CHECK_RET(mxa_query(dev, &d, prefs[p],
 							    &cap), 0);
@@ -965,7 +1175,7 @@ static void test_plan_query(void)
 					      cap.kernel, plan.kernel);
 				}
 				/* GEMM: native is not exact, emulated is. */
-				if (ops[o] == MXA_OP_GEMM)
+				if (ops[o] == MXA_OP_GEMM && !conf)
 					CHECK(strcmp(native_plan.kernel,
 						     plan.kernel),
 					      "native and emulated gemm are both %s",
@@ -1032,6 +1242,8 @@ static const char *planned(enum mxa_pref pref, char *buf, size_t size)
 static void test_env_overrides(void)
 {
 	char emu[MXA_NAME_MAX], nat[MXA_NAME_MAX], got[MXA_NAME_MAX];
+	char au[MXA_NAME_MAX];
+	const bool native = has_native(MXA_OP_GEMM);
 	struct mxa_capability cap;
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM, .a_elem = MXA_ELEM_E4M3,
@@ -1043,6 +1255,12 @@ static void test_env_overrides(void)
 	unsetenv("MXACCEL_KERNEL");
 	planned(MXA_PREF_EMULATED, emu, sizeof(emu));
 	planned(MXA_PREF_NATIVE, nat, sizeof(nat));
+	planned(MXA_PREF_AUTO, au, sizeof(au));
+	/* Where a native gemm exists, AUTO takes it. */
+	CHECK(!native || !strcmp(au, nat), "AUTO plans %s, NATIVE %s", au,
+	      nat);
+	CHECK(native || !strcmp(nat, "(error)"),
+	      "NATIVE plans %s though the query says unsupported", nat);
 	req_init(&r);
 
 	/* A preference name overrides the caller's preference. */
@@ -1052,6 +1270,10 @@ static void test_env_overrides(void)
 	setenv("MXACCEL_KERNEL", "native", 1);
 	CHECK(!strcmp(planned(MXA_PREF_EMULATED, got, sizeof(got)), nat),
 	      "MXACCEL_KERNEL=native plans %s, not %s", got, nat);
+	CHECK_RET(mxa_plan(dev, &d, MXA_PREF_EMULATED, &plan),
+		  native ? 0 : -EOPNOTSUPP);
+	CHECK_RET(mxa_gemm(dev, &r.a, &r.b, &r.c, 0, MXA_PREF_EMULATED),
+		  native ? 0 : -EOPNOTSUPP);
 	/* A kernel name forces that kernel. */
 	setenv("MXACCEL_KERNEL", emu, 1);
 	CHECK(!strcmp(planned(MXA_PREF_AUTO, got, sizeof(got)), emu),
@@ -1084,7 +1306,7 @@ static void test_env_overrides(void)
 	      emu);
 	d.op = MXA_OP_GEMM;
 	setenv("MXACCEL_KERNEL", plan.kernel, 1);
-	CHECK(!strcmp(planned(MXA_PREF_AUTO, got, sizeof(got)), nat),
+	CHECK(!strcmp(planned(MXA_PREF_AUTO, got, sizeof(got)), au),
 	      "MXACCEL_KERNEL=<a quantize kernel> changed the gemm plan to %s",
 	      got);
 	CHECK_RET(mxa_gemm(dev, &r.a, &r.b, &r.c, 0, MXA_PREF_AUTO), 0);
@@ -1188,12 +1410,16 @@ int main(void)
 	unsetenv("MXACCEL_KERNEL");
 	unsetenv("MXACCEL_DEVICE");
 	unsetenv("MXACCEL_THREADS");
-	dev = test_open_cpu();
+	dev = test_open_device();
+	dinfo = test_device_info(dev);
+	is_cpu = !strcmp(dinfo.backend, "cpu");
+	is_accel = !strcmp(dinfo.backend, "accel");
 	test_names();
 	test_errors_and_version();
 	test_sizes();
 	test_devices();
 	test_buffers();
+	test_dmabuf();
 	test_gemm_validation();
 	test_quantize_validation();
 	test_plan_query();

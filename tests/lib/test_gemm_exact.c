@@ -11,6 +11,9 @@
  * even, and r = +-Inf exactly when |exact| reaches the overflow threshold.
  *
  * Also: the result does not depend on the order of the K blocks.
+ *
+ * Runs on $MXACCEL_TEST_DEVICE (default cpu): every device's EMULATED
+ * kernel must meet this.
  */
 #include <errno.h>
 #include <math.h>
@@ -625,9 +628,10 @@ int main(void)
 
 	self_test();
 	test_seed(0x6578616374ull);
-	dev = test_open_cpu();
+	dev = test_open_device();
 	CHECK(mxa_plan(dev, &d, MXA_PREF_EMULATED, &plan) == 0 && plan.exact,
-	      "EMULATED gemm on cpu does not plan an exact kernel");
+	      "EMULATED gemm on %s does not plan an exact kernel",
+	      test_device_name());
 	for (a = 0; a < 5; a++)
 		for (b = 0; b < 5; b++)
 			for (t = 0; t < 2; t++)

@@ -4,6 +4,9 @@
  * with torchao's to_mx() / to_dtype(): the golden vectors of every element
  * type and scale mode, fp32 and bf16 inputs, under every preference the
  * device supports, with plain and swizzled scale layouts.
+ *
+ * Runs on $MXACCEL_TEST_DEVICE (default cpu); a preference the device
+ * refuses (mxa_query() says so) must fail with -EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -445,6 +448,37 @@ static void dequantize_combo(struct mxa_device *dev, const struct golden *g,
 	free(got);
 }
 
+/* A preference the device refuses fails with -EOPNOTSUPP, writing nothing. */
+static void refused_dequantize(struct mxa_device *dev, enum mxa_elem elem,
+			       enum mxa_pref pref)
+{
+	static const uint32_t sentinel[32] = { 0x12345678 };
+	struct test_mx mx;
+	struct mxa_matrix src;
+	struct mxa_dense dst;
+	uint32_t got[32];
+	int ret;
+
+	test_mx_alloc(&mx, elem, 1, 32);
+	ret = test_mx_upload(dev, &mx, NULL, &src);
+	if (!ret) {
+		ret = test_dense_upload(dev, MXA_DTYPE_F32, 1, 32, sentinel, 0,
+					0, &dst);
+		if (!ret) {
+			ret = mxa_dequantize(dev, &src, &dst, pref);
+			CHECK(ret == -EOPNOTSUPP,
+			      "dequantize %s under %s: %d, but query said unsupported",
+			      test_elem(elem)->name, pref_names[pref], ret);
+			CHECK(!test_dense_download(&dst, got) &&
+			      !memcmp(got, sentinel, sizeof(got)),
+			      "a refused dequantize wrote its output");
+			test_dense_release(&dst);
+		}
+		test_mx_release(&src);
+	}
+	test_mx_free(&mx);
+}
+
 static void test_dequantize(struct mxa_device *dev, const struct golden *g)
 {
 	/* Strided rows and scales, the data not at offset 0. */
@@ -462,6 +496,9 @@ static void test_dequantize(struct mxa_device *dev, const struct golden *g)
 						    MXA_DTYPE_F32, g->n, 32,
 						    prefs[p]);
 
+				if (!sup)
+					refused_dequantize(dev, test_elems[e],
+							   prefs[p]);
 				if (sup <= 0)
 					continue;
 				dequantize_combo(dev, g, e, m, g->n, 1, NULL,
@@ -622,7 +659,7 @@ int main(void)
 	      "tests/data/mx_golden is missing (run from the repository root)");
 	if (!n)
 		return test_finish();
-	dev = test_open_cpu();
+	dev = test_open_device();
 	for (i = 0; i < n; i++) {
 		struct golden g;
 

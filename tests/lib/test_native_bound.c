@@ -23,6 +23,11 @@
  * scales chosen here keep out of reach.  S is summed in double from the
  * dequantized values.  Special values must match exactly: NaN where the
  * reference is NaN, the same Inf where it is Inf, finite where finite.
+ *
+ * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device without a NATIVE
+ * kernel (mxa_query() says so) must refuse NATIVE with -EOPNOTSUPP, and on
+ * a device other than the cpu its EMULATED result must equal the cpu's
+ * EMULATED result bit for bit (both are the exact semantics).
  */
 #include <errno.h>
 #include <math.h>
@@ -32,7 +37,7 @@
 
 #include "testlib.h"
 
-static struct mxa_device *dev;
+static struct mxa_device *dev, *cpu;
 static unsigned int n_cases, n_checked, n_special;
 static double worst_ratio[2];	/* fp32, bf16 */
 
@@ -105,24 +110,25 @@ static const char *pref_name(enum mxa_pref p)
 	       "emulated";
 }
 
-static int gemm(const struct test_mx *a, const struct test_mx_place *pa,
-		const struct test_mx *b, const struct test_mx_place *pb,
-		enum mxa_dtype dtype, uint32_t flags, const uint32_t *cin,
-		size_t c_off, size_t c_pad, enum mxa_pref pref, uint32_t *out,
-		bool *pad_ok)
+static int gemm_on(struct mxa_device *on, const struct test_mx *a,
+		   const struct test_mx_place *pa, const struct test_mx *b,
+		   const struct test_mx_place *pb, enum mxa_dtype dtype,
+		   uint32_t flags, const uint32_t *cin, size_t c_off,
+		   size_t c_pad, enum mxa_pref pref, uint32_t *out,
+		   bool *pad_ok)
 {
 	struct mxa_matrix ma, mb;
 	struct mxa_dense c;
-	int ret = test_mx_upload(dev, a, pa, &ma);
+	int ret = test_mx_upload(on, a, pa, &ma);
 
 	if (ret)
 		return ret;
-	ret = test_mx_upload(dev, b, pb, &mb);
+	ret = test_mx_upload(on, b, pb, &mb);
 	if (!ret) {
-		ret = test_dense_upload(dev, dtype, a->rows, b->rows, cin,
+		ret = test_dense_upload(on, dtype, a->rows, b->rows, cin,
 					c_off, c_pad, &c);
 		if (!ret) {
-			ret = mxa_gemm(dev, &ma, &mb, &c, flags, pref);
+			ret = mxa_gemm(on, &ma, &mb, &c, flags, pref);
 			if (!ret)
 				ret = test_dense_download(&c, out);
 			*pad_ok = test_dense_pad_intact(&c);
@@ -132,6 +138,16 @@ static int gemm(const struct test_mx *a, const struct test_mx_place *pa,
 	}
 	test_mx_release(&ma);
 	return ret;
+}
+
+static int gemm(const struct test_mx *a, const struct test_mx_place *pa,
+		const struct test_mx *b, const struct test_mx_place *pb,
+		enum mxa_dtype dtype, uint32_t flags, const uint32_t *cin,
+		size_t c_off, size_t c_pad, enum mxa_pref pref, uint32_t *out,
+		bool *pad_ok)
+{
+	return gemm_on(dev, a, pa, b, pb, dtype, flags, cin, c_off, c_pad,
+		       pref, out, pad_ok);
 }
 
 /* NONE, NATIVE or EMULATED, as the device answers for this gemm. */
@@ -253,6 +269,22 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 	      sh->k, ret, mxa_strerror(ret));
 	if (ret)
 		goto out;
+	if (cpu) {
+		/* The exact semantics are the same on every device. */
+		ret = gemm_on(cpu, &a, &pa, &b, &pb, dtype, flags, cin, c_off,
+			      c_pad, MXA_PREF_EMULATED, got, &pad_ok);
+		CHECK(ret == 0, "cpu emulated gemm %ux%ux%u: %d (%s)", sh->m,
+		      sh->n, sh->k, ret, mxa_strerror(ret));
+		for (i = 0; !ret && i < mn; i++) {
+			if (got[i] == ref[i])
+				continue;
+			CHECK(0, "emulated %s x %s %ux%ux%u: C[%zu] = 0x%08x on %s, 0x%08x on cpu",
+			      test_elem(ea)->name, test_elem(eb)->name, sh->m,
+			      sh->n, sh->k, i, ref[i], test_device_name(),
+			      got[i]);
+			break;
+		}
+	}
 
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
 		double n = (cpu_int8_pair(ea, eb) ? sh->k / 32 + 1 : sh->k) +
@@ -265,6 +297,13 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 			CHECK(prefs[p] == MXA_PREF_NATIVE,
 			      "AUTO cannot run %s x %s",
 			      test_elem(ea)->name, test_elem(eb)->name);
+			/* Refused, as the query said, before anything ran. */
+			ret = gemm(&a, &pa, &b, &pb, dtype, flags, cin, c_off,
+				   c_pad, prefs[p], got, &pad_ok);
+			CHECK(ret == -EOPNOTSUPP,
+			      "%s gemm %s x %s: %d, but the query said unsupported",
+			      pref_name(prefs[p]), test_elem(ea)->name,
+			      test_elem(eb)->name, ret);
 			continue;
 		}
 		ret = gemm(&a, &pa, &b, &pb, dtype, flags, cin, c_off, c_pad,
@@ -327,7 +366,9 @@ int main(void)
 	unsigned int s, pair = 0, i;
 
 	test_seed(0x6e6174697665ull);
-	dev = test_open_cpu();
+	dev = test_open_device();
+	if (!test_is_cpu(dev))
+		cpu = test_open_cpu();
 	/* Every shape twice; element pairs cycle through all 25. */
 	for (i = 0; i < 2; i++) {
 		for (s = 0; s < TEST_ARRAY_SIZE(shapes); s++, pair++) {
@@ -347,6 +388,7 @@ int main(void)
 	}
 	printf("%u cases, %u results checked (%u special); worst error / bound: fp32 %.3g, bf16 %.3g\n",
 	       n_cases, n_checked, n_special, worst_ratio[0], worst_ratio[1]);
+	mxa_device_close(cpu);
 	mxa_device_close(dev);
 	return test_finish();
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "testlib.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -507,4 +508,61 @@ struct mxa_device *test_open_cpu(void)
 		exit(1);
 	}
 	return dev;
+}
+
+const char *test_device_name(void)
+{
+	const char *name = getenv("MXACCEL_TEST_DEVICE");
+
+	return name && *name ? name : "cpu";
+}
+
+struct mxa_device *test_open_device(void)
+{
+	struct mxa_device *dev = NULL;
+	struct mxa_device_info info;
+	int ret = mxa_device_open(test_device_name(), &dev);
+
+	if (ret) {
+		fprintf(stderr, "FAIL: mxa_device_open(\"%s\") = %d (%s)\n",
+			test_device_name(), ret, mxa_strerror(ret));
+		exit(1);
+	}
+	info = test_device_info(dev);
+	printf("device %s: %s\n", info.name, info.description);
+	return dev;
+}
+
+struct mxa_device_info test_device_info(struct mxa_device *dev)
+{
+	struct mxa_device_info info;
+	int ret;
+
+	memset(&info, 0, sizeof(info));
+	ret = mxa_device_info(dev, &info);
+	if (ret) {
+		test_fail(__FILE__, __LINE__, "mxa_device_info: %d (%s)", ret,
+			  mxa_strerror(ret));
+		memset(&info, 0, sizeof(info));
+	}
+	return info;
+}
+
+bool test_is_cpu(struct mxa_device *dev)
+{
+	return !strcmp(test_device_info(dev).backend, "cpu");
+}
+
+bool test_supports(struct mxa_device *dev, const struct mxa_op_desc *d,
+		   enum mxa_pref pref)
+{
+	struct mxa_capability cap;
+	int ret = mxa_query(dev, d, pref, &cap);
+
+	if (ret) {
+		test_fail(__FILE__, __LINE__, "mxa_query(op %d, pref %d): %d (%s)",
+			  (int)d->op, (int)pref, ret, mxa_strerror(ret));
+		return false;
+	}
+	return cap.support != MXA_SUPPORT_NONE;
 }

@@ -199,4 +199,22 @@ void test_dense_release(struct mxa_dense *d);
 /* Open the cpu device or exit with a failure. */
 struct mxa_device *test_open_cpu(void);
 
+/*
+ * The device under test: $MXACCEL_TEST_DEVICE, default "cpu" (e.g.
+ * MXACCEL_TEST_DEVICE=accel:0 in the test VM).  test_open_device() opens
+ * it or exits with a failure (a device that was asked for and does not
+ * open is an error, not a skip), and prints its name and description.
+ * The tests adapt their expectations to what the device says about itself
+ * (mxa_device_info(), mxa_query()), never to its name alone.
+ */
+const char *test_device_name(void);
+struct mxa_device *test_open_device(void);
+/* dev's info (zeroed if mxa_device_info() fails: a test failure). */
+struct mxa_device_info test_device_info(struct mxa_device *dev);
+/* True for the cpu backend's device. */
+bool test_is_cpu(struct mxa_device *dev);
+/* Does dev name a kernel for d under pref (mxa_query() says not NONE)? */
+bool test_supports(struct mxa_device *dev, const struct mxa_op_desc *d,
+		   enum mxa_pref pref);
+
 #endif /* MXA_TESTLIB_H */
