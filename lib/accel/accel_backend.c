@@ -158,8 +158,10 @@ static int accel_buf_alloc(struct mxa_buffer *buf)
 	struct drm_mxaccel_bo_create bc = { .size = buf->size };
 	int ret = accel_ioctl(ad->fd, DRM_IOCTL_MXACCEL_BO_CREATE, &bc);
 
+	/* Above the device's MAX_BO_SIZE: as documented, -ENOMEM. */
 	if (ret)
-		return mxa__err(ret, "%s: BO_CREATE of %zu bytes: %s", ad->path,
+		return mxa__err(ret == -E2BIG ? -ENOMEM : ret,
+				"%s: BO_CREATE of %zu bytes: %s", ad->path,
 				buf->size, mxa_strerror(ret));
 	ret = map_bo(ad, buf, bc.handle, bc.mmap_offset, buf->size);
 	if (ret)
