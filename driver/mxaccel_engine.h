@@ -20,7 +20,9 @@ struct mxaccel_engine_ops {
 	u64 mode_mask;		/* 1 << enum drm_mxaccel_scale_mode */
 	/*
 	 * Start a validated job; return the fence that signals when it is
-	 * done, with the job's error set on it.
+	 * done, with the job's error set on it.  Before the job can start,
+	 * run() stores a reference to that fence in job->hw_fence (under
+	 * job->lock), so a timeout can always tell a running job.
 	 */
 	struct dma_fence *(*run)(struct mxaccel_engine *engine,
 				 struct mxaccel_job *job);

@@ -52,7 +52,8 @@ struct mxaccel_job {
 	spinlock_t lock;
 	bool finishing;
 	int abort_err;
-	struct dma_fence *hw_fence;	/* what the engine's run() returned */
+	/* The engine's fence, set by its run() before the job can start. */
+	struct dma_fence *hw_fence;
 	void *engine_priv;
 };
 

@@ -220,6 +220,12 @@ void mxaccel_queue_destroy_all(struct mxaccel_file *mfile)
 	struct mxaccel_queue *q;
 	unsigned long id;
 
+	/*
+	 * Stop every queue's jobs before tearing any down: a queue's entity
+	 * cannot drain while its jobs wait on another queue's running job.
+	 */
+	xa_for_each(&mfile->queues, id, q)
+		WRITE_ONCE(q->dying, true);
 	xa_for_each(&mfile->queues, id, q) {
 		xa_erase(&mfile->queues, id);
 		queue_destroy(q);

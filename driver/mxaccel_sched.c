@@ -17,8 +17,13 @@ bool mxaccel_job_abort(struct mxaccel_job *job, int err)
 	struct dma_fence *finished = &job->base.s_fence->finished;
 	bool claimed = false;
 
+	/*
+	 * Only a job on the engine can be stopped: one that never ran
+	 * (canceled by a guilty or dying queue) is already finished.
+	 */
 	spin_lock(&job->lock);
-	if (!job->finishing && !job->abort_err) {
+	if (job->hw_fence && !job->finishing && !job->abort_err &&
+	    !dma_fence_is_signaled(finished)) {
 		job->abort_err = err;
 		dma_fence_set_error(finished, err);
 		claimed = true;
@@ -60,7 +65,6 @@ static struct dma_fence *mxaccel_run_job(struct drm_sched_job *sched_job)
 	fence = engine->ops->run(engine, job);
 	if (IS_ERR(fence))
 		return fence;
-	job->hw_fence = dma_fence_get(fence);
 	mxaccel_dbg(&q->mfile->mdev->drm, MXACCEL_DBG_JOB,
 		    "%s: job %llu started\n", q->name, job->seqno);
 	return fence;
@@ -80,7 +84,8 @@ static enum drm_gpu_sched_stat mxaccel_timedout_job(struct drm_sched_job *sched_
 	struct mxaccel_engine *engine = q->mfile->mdev->engine;
 
 	if (mxaccel_job_abort(job, -ETIMEDOUT)) {
-		WRITE_ONCE(q->guilty_seqno, job->seqno);
+		if (!READ_ONCE(q->guilty_seqno))
+			WRITE_ONCE(q->guilty_seqno, job->seqno);
 		atomic_set(&q->guilty, 1);
 		if (engine->ops->abort)
 			engine->ops->abort(engine, job, -ETIMEDOUT);

@@ -257,8 +257,11 @@ static struct dma_fence *soft_run(struct mxaccel_engine *engine,
 	run->se = se;
 	run->job = job;
 	INIT_WORK(&run->work, soft_job_work);
-	/* One reference for the scheduler, one for the work. */
+	/* References: the scheduler's, the work's, and the job's. */
 	dma_fence_get(&run->fence);
+	spin_lock(&job->lock);
+	job->hw_fence = dma_fence_get(&run->fence);
+	spin_unlock(&job->lock);
 	queue_work(se->job_wq, &run->work);
 	return &run->fence;
 }

@@ -49,23 +49,29 @@ struct submit_ctx {
 	struct span (*spans)[OPND_COUNT];
 };
 
+/*
+ * Index of a buffer object in the job, added on first use.  Objects are
+ * compared, not handles: two handles may name one object (GEM_OPEN), and
+ * it must be locked, fenced and overlap-checked as one.
+ */
 static int bo_index(struct submit_ctx *ctx, u32 handle, bool write, u32 *out)
 {
 	struct mxaccel_job *job = ctx->job;
 	struct drm_gem_object *obj;
 	u32 i;
 
+	obj = drm_gem_object_lookup(ctx->file, handle);
+	if (!obj)
+		return mxaccel_inval(ctx->drm, -ENOENT,
+				     "submit: no buffer object %u\n", handle);
 	for (i = 0; i < job->bo_count; i++) {
-		if (job->bos[i].handle == handle) {
+		if (job->bos[i].obj == obj) {
+			drm_gem_object_put(obj);
 			job->bos[i].write |= write;
 			*out = i;
 			return 0;
 		}
 	}
-	obj = drm_gem_object_lookup(ctx->file, handle);
-	if (!obj)
-		return mxaccel_inval(ctx->drm, -ENOENT,
-				     "submit: no buffer object %u\n", handle);
 	if (WARN_ON_ONCE(job->bo_count >= ctx->bo_max)) {
 		drm_gem_object_put(obj);
 		return -EINVAL;
