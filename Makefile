@@ -258,6 +258,23 @@ vm-shell:
 	{ tests/vm/shell.sh --kernel $(VM) --payload $$p --insmod mxaccel.ko; \
 	  rc=$$?; rm -rf $$p; exit $$rc; }
 
+# Submit+wait latency of a tiny job against a null ioctl, in a VM on each
+# kernel of VM_BENCH, one vCPU unless MXACCEL_VM_SMP says otherwise (under
+# TCG, wakeups across vCPUs on a busy host make medians noisy; see
+# Documentation/bench-accel.rst).
+VM_BENCH ?= 6.1 6.12
+vm-bench: e2e
+	@for v in $(VM_BENCH); do \
+		eval "$$(tests/vm/kernel.sh $$v)" && \
+		$(MAKE) -s module KDIR="$$KDIR" && \
+		p=$$(mktemp -d) && \
+		cp "build/module/$$KVER/mxaccel.ko" $(BUILD)/bench/accel_latency $$p/ && \
+		MXACCEL_VM_SMP=$${MXACCEL_VM_SMP:-1} \
+		tests/vm/run.sh --kernel $$v --payload $$p --insmod mxaccel.ko \
+			--cmd './accel_latency' --timeout 600; \
+		s=$$?; rm -rf "$$p"; [ $$s = 0 ] || exit $$s; \
+	done
+
 demo: deps all
 	$(DEMO)
 
