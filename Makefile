@@ -258,6 +258,20 @@ vm-shell:
 	{ tests/vm/shell.sh --kernel $(VM) --payload $$p --insmod mxaccel.ko; \
 	  rc=$$?; rm -rf $$p; exit $$rc; }
 
+# The demo on the kernel device: boot VM (6.12 default) with the module,
+# the CLI, the demo and libmxaccel.so, print `mxaccel info`, the GEMM plan
+# for auto and for accel:0, and run the demo on accel:0.
+vm-demo: all
+	@eval "$$(tests/vm/kernel.sh $(VM))" && \
+	$(MAKE) -s module KDIR="$$KDIR" && \
+	p=$$(mktemp -d) && trap 'rm -rf "$$p"' EXIT && \
+	mkdir -p $$p/bin $$p/lib && \
+	cp "build/module/$$KVER/mxaccel.ko" tests/vm/vm-demo.sh $$p/ && \
+	cp $(CLI) $(DEMO) $$p/bin/ && cp -a $(BUILD)/lib/libmxaccel.so* $$p/lib/ && \
+	tests/vm/run.sh --kernel $(VM) --payload $$p \
+		--insmod 'mxaccel.ko job_timeout_ms=120000' \
+		--cmd 'sh /payload/vm-demo.sh' --timeout 600
+
 # Submit+wait latency of a tiny job against a null ioctl, in a VM on each
 # kernel of VM_BENCH, one vCPU unless MXACCEL_VM_SMP says otherwise (under
 # TCG, wakeups across vCPUs on a busy host make medians noisy; see

@@ -13,6 +13,9 @@
  * sum rounded once, so within fp32 rounding of the fp64 reference (and in
  * practice bit-identical to fp32(fp64 reference)) in every entry.
  *
+ * The device is --device NAME, else $MXACCEL_DEVICE, else auto (make
+ * vm-demo runs it on accel:0).
+ *
  * Uses only the public API, and is kept short (a few seconds even in a
  * sanitizer build on two slow cores): the fp64 references cover the first
  * DEMO_REF_ROWS rows of C, which is plenty for error statistics.
@@ -370,17 +373,27 @@ out_a:
 	return ret;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct demo d = { .rng = DEMO_SEED };
 	struct mxa_device_info info;
+	const char *name = getenv("MXACCEL_DEVICE");
 	double *ref_deq = NULL;
 	float *c = NULL;
 	int ret;
 
-	ret = mxa_device_open(NULL, &d.dev);
+	if (argc == 3 && !strcmp(argv[1], "--device")) {
+		name = argv[2];
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: mxaccel-demo [--device NAME]\n");
+		return 2;
+	}
+	if (!name || !*name)
+		name = "auto";
+	ret = mxa_device_open(name, &d.dev);
 	if (ret) {
-		fail("mxa_device_open(auto)", ret);
+		fprintf(stderr, "mxaccel-demo: mxa_device_open(%s): %s\n", name,
+			mxa_strerror(ret));
 		return 1;
 	}
 	memset(&info, 0, sizeof(info));
@@ -389,7 +402,7 @@ int main(void)
 		fail("mxa_device_info", ret);
 		goto out;
 	}
-	printf("libmxaccel %s; device auto -> %s: %s\n", mxa_version(),
+	printf("libmxaccel %s; device %s -> %s: %s\n", mxa_version(), name,
 	       info.name, info.description);
 	printf("A %ux%u and B %ux%u fp32, random, block magnitudes 2^-7..1\n",
 	       DEMO_M, DEMO_K, DEMO_N, DEMO_K);
