@@ -1,12 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The driver's tests on one Debian kernel: build mxaccel.ko against it, put
-# the module, the kselftests and the end-to-end tests (all static) in a
+# The driver's and the library's tests on one Debian kernel, in one boot:
+# build mxaccel.ko against it, put the module and the test programs in a
 # payload, boot the kernel (run.sh), run everything there and report TAP.
 #
+#   e2e/         static end-to-end programs (tests/e2e/*.c)
+#   kselftest/   the kselftests and their run.sh (when tests/kselftest has
+#                a Makefile)
+#   libtests/    the library tests (tests/lib) that run on any device
+#                (test_open_device()), static, run in a directory holding
+#                tests/data/mx_golden with MXACCEL_TEST_DEVICE=accel:0
+#   cli/         the dynamic CLI and demo with libmxaccel.so, for
+#                tests/e2e/cli_accel.sh and the demo on accel:0 (make
+#                vm-demo shows it)
+#   bench/       tests/bench/accel_latency, run with --quick (the numbers
+#                are make vm-bench's)
+#
+# Before booting, cli_accel.sh runs here too: without a device, `mxaccel
+# info` must say why.  Each program's output is indented under a TAP line
+# of its own ("ok N - name").
+#
 # Usage: tests/vm/check.sh 6.1|6.12
-# Run from the top of the tree after `make e2e` (make check does both).
+# Run from the top of the tree after `make all e2e` (make check does both).
 # Exit status: 0 when every program passed and the guest dmesg is clean.
 set -eu
 series=${1:?usage: check.sh 6.1|6.12}
@@ -20,26 +36,94 @@ make -s module KDIR="$KDIR" >&2
 payload=$(mktemp -d)
 trap 'rm -rf "$payload"' EXIT
 cp "build/module/$KVER/mxaccel.ko" "$payload/"
-mkdir -p "$payload/bin"
-cp "$build"/e2e/* "$payload/bin/"
+mkdir -p "$payload/e2e" "$payload/libtests/tests/data" "$payload/bench" \
+	"$payload/cli/bin" "$payload/cli/lib"
+cp "$build"/e2e/* "$payload/e2e/"
+# The device-parametric library tests (those that open the device under
+# test); the others are about the cpu alone.
+for t in "$build"/e2e-lib/test_*; do
+	if grep -q test_open_device "tests/lib/${t##*/}.c" 2>/dev/null; then
+		cp "$t" "$payload/libtests/"
+	fi
+done
+cp -r tests/data/mx_golden "$payload/libtests/tests/data/"
+cp "$build"/bench/* "$payload/bench/"
+cp "$build/bin/mxaccel" "$build/bin/mxaccel-demo" "$payload/cli/bin/"
+cp -a "$build"/lib/libmxaccel.so* "$payload/cli/lib/"
+cp tests/e2e/cli_accel.sh "$payload/"
 if [ -f tests/kselftest/Makefile ]; then
-	make -s -C tests/kselftest OUT="$payload/bin" >&2
+	make -s -C tests/kselftest OUT="$payload/kselftest" >&2
 fi
 
-# The guest runs every program, TAP from each, and fails if any failed.
+# No device here: the CLI must say why (TAP on stdout like the guest's).
+echo "# host: tests/e2e/cli_accel.sh without a device"
+host_tap=$(mktemp)
+trap 'rm -rf "$payload" "$host_tap"' EXIT
+host_status=0
+MXACCEL_EXPECT_DEVICE=0 sh tests/e2e/cli_accel.sh "$build/bin/mxaccel" \
+	>"$host_tap" 2>&1 || host_status=1
+sed 's/^/    /' "$host_tap"
+
+# The guest runs every program, TAP for each, and fails if any failed.
 cat >"$payload/run-all.sh" <<'SH'
-status=0
-for t in /payload/bin/*; do
-	echo "# === $(basename "$t")"
-	"$t"
-	rc=$?
+params=/sys/module/mxaccel/parameters
+hang0=$(cat $params/test_hang 2>/dev/null)
+timeout0=$(cat $params/job_timeout_ms 2>/dev/null)
+n=0 pass=0 fail=0 skip=0 failed=
+
+# run NAME COMMAND...: its output indented, then one TAP line.
+run() {
+	name=$1
+	shift
+	n=$((n + 1))
+	echo "# $n: $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	{
+		timeout 300 "$@" 2>&1
+		echo $? >/tmp/rc
+	} | sed 's/^/    /'
+	rc=$(cat /tmp/rc)
+	secs=$(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+		'BEGIN { printf "%.1f", b - a }')
 	case $rc in
-	0) echo "# PASS $(basename "$t")" ;;
-	4) echo "# SKIP $(basename "$t")" ;;
-	*) echo "# FAIL $(basename "$t") (exit $rc)"; status=1 ;;
+	0) pass=$((pass + 1)) && echo "ok $n - $name (${secs}s)" ;;
+	4) skip=$((skip + 1)) && echo "ok $n - $name # SKIP" ;;
+	*) fail=$((fail + 1)) failed="$failed $name" &&
+		echo "not ok $n - $name (exit $rc, ${secs}s)" ;;
 	esac
+	# A program that died must not leave jobs hanging for the next.
+	[ -z "$hang0" ] || echo "$hang0" >$params/test_hang
+	[ -z "$timeout0" ] || echo "$timeout0" >$params/job_timeout_ms
+}
+
+for t in /payload/e2e/*; do
+	run "e2e/${t##*/}" "$t"
 done
-exit $status
+if [ -x /payload/kselftest/run.sh ]; then
+	run kselftest /payload/kselftest/run.sh
+fi
+cd /payload/libtests
+for t in test_*; do
+	run "lib/$t on accel:0" env MXACCEL_TEST_DEVICE=accel:0 "./$t"
+done
+cd /payload
+run cli_accel.sh env MXACCEL_EXPECT_DEVICE=1 sh /payload/cli_accel.sh \
+	/payload/cli/bin/mxaccel
+run "bench/accel_latency --quick" /payload/bench/accel_latency --quick
+# One 512x384x1024 GEMM job takes seconds on the software engine under
+# TCG: the demo's queues get a longer timeout than the default 10 s.
+run "mxaccel-demo --device accel:0" sh -c "echo 120000 >$params/job_timeout_ms &&
+	exec /payload/cli/bin/mxaccel-demo --device accel:0"
+echo "1..$n"
+echo "# $(uname -r): $pass passed, $fail failed, $skip skipped${failed:+ (failed:$failed)}"
+[ "$fail" -eq 0 ]
 SH
+status=0
 tests/vm/run.sh --kernel "$series" --payload "$payload" \
-	--insmod mxaccel.ko --cmd 'sh /payload/run-all.sh' --timeout 900
+	--insmod mxaccel.ko --cmd 'sh /payload/run-all.sh' --timeout 900 ||
+	status=$?
+if [ "$host_status" != 0 ]; then
+	echo "# host: cli_accel.sh failed"
+	[ "$status" != 0 ] || status=1
+fi
+exit "$status"
