@@ -31,6 +31,18 @@ struct accel_device {
 	uint64_t max_dim, max_ops;
 	pthread_mutex_t lock;
 	struct accel_queue *queue;	/* where new jobs go */
+	/*
+	 * GEM handles and how many buffers use each: importing a dma-buf of
+	 * this same file yields the handle it already has (DRM dedups by
+	 * object), so a handle is closed only with its last buffer.
+	 */
+	struct accel_handle_ref *handles;
+	unsigned int n_handles, cap_handles;
+};
+
+struct accel_handle_ref {
+	uint32_t handle;
+	unsigned int refs;
 };
 
 struct accel_bo {

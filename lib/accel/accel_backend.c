@@ -120,6 +120,7 @@ static void accel_close(struct mxa_device *dev)
 		accel_queue_put(ad, ad->queue);
 	close(ad->fd);
 	pthread_mutex_destroy(&ad->lock);
+	free(ad->handles);
 	free(ad);
 }
 
@@ -145,11 +146,57 @@ static int map_bo(struct accel_device *ad, struct mxa_buffer *buf,
 	return 0;
 }
 
-static void close_handle(struct accel_device *ad, uint32_t handle)
+/* Count one more buffer on handle; -ENOMEM leaves the count unchanged. */
+static int handle_get(struct accel_device *ad, uint32_t handle)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&ad->lock);
+	for (i = 0; i < ad->n_handles; i++)
+		if (ad->handles[i].handle == handle)
+			break;
+	if (i < ad->n_handles) {
+		ad->handles[i].refs++;
+	} else {
+		if (ad->n_handles == ad->cap_handles) {
+			unsigned int cap = ad->cap_handles ? 2 * ad->cap_handles : 16;
+			void *p = realloc(ad->handles, cap * sizeof(*ad->handles));
+
+			if (!p) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			ad->handles = p;
+			ad->cap_handles = cap;
+		}
+		ad->handles[ad->n_handles++] =
+			(struct accel_handle_ref){ .handle = handle, .refs = 1 };
+	}
+out:
+	pthread_mutex_unlock(&ad->lock);
+	return ret;
+}
+
+/* Drop one buffer's use of handle; GEM_CLOSE it with the last. */
+static void handle_put(struct accel_device *ad, uint32_t handle)
 {
 	struct drm_gem_close gc = { .handle = handle };
+	bool last = true;
+	unsigned int i;
 
-	accel_ioctl(ad->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+	pthread_mutex_lock(&ad->lock);
+	for (i = 0; i < ad->n_handles; i++) {
+		if (ad->handles[i].handle != handle)
+			continue;
+		last = !--ad->handles[i].refs;
+		if (last)
+			ad->handles[i] = ad->handles[--ad->n_handles];
+		break;
+	}
+	pthread_mutex_unlock(&ad->lock);
+	if (last)
+		accel_ioctl(ad->fd, DRM_IOCTL_GEM_CLOSE, &gc);
 }
 
 static int accel_buf_alloc(struct mxa_buffer *buf)
@@ -163,9 +210,16 @@ static int accel_buf_alloc(struct mxa_buffer *buf)
 		return mxa__err(ret == -E2BIG ? -ENOMEM : ret,
 				"%s: BO_CREATE of %zu bytes: %s", ad->path,
 				buf->size, mxa_strerror(ret));
+	ret = handle_get(ad, bc.handle);
+	if (ret) {
+		struct drm_gem_close gc = { .handle = bc.handle };
+
+		accel_ioctl(ad->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+		return ret;
+	}
 	ret = map_bo(ad, buf, bc.handle, bc.mmap_offset, buf->size);
 	if (ret)
-		close_handle(ad, bc.handle);
+		handle_put(ad, bc.handle);
 	return ret;
 }
 
@@ -175,7 +229,7 @@ static void accel_buf_free(struct mxa_buffer *buf)
 	struct accel_bo *bo = accel_bo(buf);
 
 	munmap(buf->host, bo->map_size);
-	close_handle(ad, bo->handle);
+	handle_put(ad, bo->handle);
 	free(bo);
 }
 
@@ -200,6 +254,14 @@ static int accel_buf_import(struct mxa_buffer *buf, int fd)
 	if (drmPrimeFDToHandle(ad->fd, fd, &handle))
 		return mxa__err(-errno, "%s: PRIME import: %s", ad->path,
 				strerror(errno));
+	ret = handle_get(ad, handle);
+	if (ret) {
+		/* -ENOMEM comes only for a handle no buffer of ours holds. */
+		struct drm_gem_close gc = { .handle = handle };
+
+		accel_ioctl(ad->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+		return ret;
+	}
 	bi.handle = handle;
 	ret = accel_ioctl(ad->fd, DRM_IOCTL_MXACCEL_BO_INFO, &bi);
 	if (!ret) {
@@ -207,7 +269,7 @@ static int accel_buf_import(struct mxa_buffer *buf, int fd)
 		ret = map_bo(ad, buf, handle, bi.mmap_offset, bi.size);
 	}
 	if (ret)
-		close_handle(ad, handle);
+		handle_put(ad, handle);
 	return ret;
 }
 

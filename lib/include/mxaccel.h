@@ -61,7 +61,9 @@ enum mxa_dtype {
  * Kernel preference, torchao's KernelPreference made device agnostic.
  * AUTO:     the fastest kernel the device has for the request; falls back
  *           to the device's emulated kernel; never fails for a valid request
- *           on a working device.
+ *           on a working device, except one beyond the device's limits
+ *           (e.g. an accel device's largest dimension: -EOPNOTSUPP, and
+ *           mxa_query() says so).
  * NATIVE:   only a native kernel, else -EOPNOTSUPP.
  * EMULATED: the exact reference semantics (Documentation/numerics.rst).
  */
