@@ -273,17 +273,6 @@ static int accel_buf_import(struct mxa_buffer *buf, int fd)
 	return ret;
 }
 
-static int accel_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
-			  size_t size, bool to_device)
-{
-	(void)buf;
-	(void)offset;
-	(void)host;
-	(void)size;
-	(void)to_device;
-	return -EOPNOTSUPP;	/* buffer objects are always mapped */
-}
-
 /* What the device itself says it cannot do. */
 static const char *accel_reject(struct mxa_device *dev,
 				const struct mxa_op_desc *d)
@@ -383,7 +372,6 @@ const struct mxa_backend mxa_accel_backend = {
 	.close = accel_close,
 	.buf_alloc = accel_buf_alloc,
 	.buf_free = accel_buf_free,
-	.buf_copy = accel_buf_copy,
 	.buf_export = accel_buf_export,
 	.buf_import = accel_buf_import,
 	.submit = accel_submit,

@@ -143,17 +143,6 @@ static void cpu_buf_free(struct mxa_buffer *buf)
 	free(buf->host);
 }
 
-static int cpu_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
-			size_t size, bool to_device)
-{
-	(void)buf;
-	(void)offset;
-	(void)host;
-	(void)size;
-	(void)to_device;
-	return -EOPNOTSUPP;	/* cpu buffers are always host visible */
-}
-
 static const struct mxa_kernel cpu_kernels[] = {
 	{
 		.name = "cpu-quantize",
@@ -201,7 +190,6 @@ const struct mxa_backend mxa_cpu_backend = {
 	.close = cpu_close,
 	.buf_alloc = cpu_buf_alloc,
 	.buf_free = cpu_buf_free,
-	.buf_copy = cpu_buf_copy,
 	.set_threads = cpu_set_threads,
 	.kernels = cpu_kernels,
 	.n_kernels = MXA_ARRAY_SIZE(cpu_kernels),

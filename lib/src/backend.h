@@ -67,7 +67,10 @@ struct mxa_backend {
 	void (*close)(struct mxa_device *dev);
 	int (*buf_alloc)(struct mxa_buffer *buf);
 	void (*buf_free)(struct mxa_buffer *buf);
-	/* Copy between host memory and a buffer without a host mapping. */
+	/*
+	 * Optional: copy between host memory and a buffer without a host
+	 * mapping (backends whose buffers are all mapped leave it NULL).
+	 */
 	int (*buf_copy)(struct mxa_buffer *buf, size_t offset, void *host,
 			size_t size, bool to_device);
 	/*

@@ -85,6 +85,18 @@ MXA_EXPORT int mxa_buffer_map(struct mxa_buffer *buf, void **ptr)
 	return 0;
 }
 
+/* Copy for a buffer without a host mapping, through its backend. */
+static int host_copy(struct mxa_buffer *buf, size_t offset, void *host,
+		     size_t size, bool to_device)
+{
+	const struct mxa_backend *b = buf->dev->backend;
+
+	if (!b->buf_copy)
+		return mxa__err(-EOPNOTSUPP, "%s: buffer has no host path",
+				buf->dev->info.name);
+	return b->buf_copy(buf, offset, host, size, to_device);
+}
+
 static int check_range(const char *what, const struct mxa_buffer *buf,
 		       size_t offset, size_t size)
 {
@@ -108,8 +120,7 @@ MXA_EXPORT int mxa_buffer_write(struct mxa_buffer *buf, size_t offset,
 	if (ret || !size)
 		return ret;
 	if (!buf->host)
-		return buf->dev->backend->buf_copy(buf, offset, (void *)src,
-						   size, true);
+		return host_copy(buf, offset, (void *)src, size, true);
 	memcpy((char *)buf->host + offset, src, size);
 	return 0;
 }
@@ -125,8 +136,7 @@ MXA_EXPORT int mxa_buffer_read(struct mxa_buffer *buf, size_t offset,
 	if (ret || !size)
 		return ret;
 	if (!buf->host)
-		return buf->dev->backend->buf_copy(buf, offset, dst, size,
-						   false);
+		return host_copy(buf, offset, dst, size, false);
 	memcpy(dst, (const char *)buf->host + offset, size);
 	return 0;
 }
