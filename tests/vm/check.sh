@@ -50,7 +50,7 @@ cp -r tests/data/mx_golden "$payload/libtests/tests/data/"
 cp "$build"/bench/* "$payload/bench/"
 cp "$build/bin/mxaccel" "$build/bin/mxaccel-demo" "$payload/cli/bin/"
 cp -a "$build"/lib/libmxaccel.so* "$payload/cli/lib/"
-cp tests/e2e/cli_accel.sh "$payload/"
+cp tests/e2e/cli_accel.sh tests/e2e/module_lifetime.sh "$payload/"
 if [ -f tests/kselftest/Makefile ]; then
 	make -s -C tests/kselftest OUT="$payload/kselftest" >&2
 fi
@@ -114,6 +114,8 @@ run "bench/accel_latency --quick" /payload/bench/accel_latency --quick
 # TCG: the demo's queues get a longer timeout than the default 10 s.
 run "mxaccel-demo --device accel:0" sh -c "echo 120000 >$params/job_timeout_ms &&
 	exec /payload/cli/bin/mxaccel-demo --device accel:0"
+# Last: it unloads and reloads the module.
+run module_lifetime.sh sh /payload/module_lifetime.sh /payload/mxaccel.ko
 echo "1..$n"
 echo "# $(uname -r): $pass passed, $fail failed, $skip skipped${failed:+ (failed:$failed)}"
 [ "$fail" -eq 0 ]
