@@ -305,7 +305,7 @@ static int accel_dequantize_host(struct mxa_device *dev,
 	const uint8_t *data = (const uint8_t *)m->data->host + m->data_offset;
 	const uint8_t *scales = (const uint8_t *)m->scale->host +
 				m->scale_offset;
-	uint32_t r, i, blocks = m->cols / MXCORE_BLOCK;
+	uint32_t r, i;
 
 	(void)dev;
 	for (r = 0; r < m->rows; r++) {
@@ -314,14 +314,11 @@ static int accel_dequantize_host(struct mxa_device *dev,
 			       (size_t)r * mxa__dense_stride(d);
 
 		for (i = 0; i < m->cols; i++) {
-			size_t si = m->scale_layout == MXA_LAYOUT_SWIZZLED ?
-				mxcore_swizzle_index(m->rows, blocks, r,
-						     i / MXCORE_BLOCK) :
-				(size_t)r * mxa__scale_stride(m) +
-				i / MXCORE_BLOCK;
+			uint8_t s = scales[mxa__scale_index(m, r,
+							    i / MXCORE_BLOCK)];
 			uint32_t v = mxcore_dequantize(elem,
 						       mxcore_get_code(elem, row, i),
-						       scales[si], dt);
+						       s, dt);
 
 			if (dt == MXCORE_BF16) {
 				uint16_t h = (uint16_t)v;

@@ -53,16 +53,6 @@ static inline const uint8_t *cpu_scales(const struct mxa_matrix *m)
 	return (const uint8_t *)m->scale->host + m->scale_offset;
 }
 
-/* Byte offset of scale (row, block) from the start of m's scales. */
-static inline size_t cpu_scale_index(const struct mxa_matrix *m, uint32_t row,
-				     uint32_t block)
-{
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED)
-		return mxcore_swizzle_index(m->rows, m->cols / MXA_BLOCK_SIZE,
-					    row, block);
-	return (size_t)row * mxa__scale_stride(m) + block;
-}
-
 static inline uint8_t *cpu_dense_row(const struct mxa_dense *d, uint32_t row)
 {
 	return (uint8_t *)d->buf->host + d->offset +

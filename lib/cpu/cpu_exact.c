@@ -61,7 +61,7 @@ static void decode_row(const struct mxa_matrix *m, uint32_t row,
 	uint32_t b;
 
 	for (b = 0; b < m->cols / MXCORE_BLOCK; b++) {
-		uint8_t s = cpu_scales(m)[cpu_scale_index(m, row, b)];
+		uint8_t s = cpu_scales(m)[mxa__scale_index(m, row, b)];
 
 		special[b] = mxcore_decode_block(elem, codes + b * bbytes,
 						 k + (size_t)b * MXCORE_BLOCK) ||
@@ -140,9 +140,9 @@ static void gemm_rows(void *arg, unsigned int task, unsigned int worker)
 				if (da->special[k] || db->special[jb + k]) {
 					mxcore_acc_block_dot(&acc,
 						ea, arow + k * abytes,
-						cpu_scales(a)[cpu_scale_index(a, i, k)],
+						cpu_scales(a)[mxa__scale_index(a, i, k)],
 						eb, brow + k * bbytes,
-						cpu_scales(b)[cpu_scale_index(b, j, k)]);
+						cpu_scales(b)[mxa__scale_index(b, j, k)]);
 					continue;
 				}
 				mxcore_acc_dot_decoded(&acc,

@@ -149,7 +149,7 @@ void cpu_pack_panel(const struct mxa_matrix *m, enum cpu_panel fmt,
 		data = cpu_data(m) + (size_t)row * mxa__data_stride(m);
 		for (kb = 0; kb < kblocks; kb++) {
 			uint32_t blk = kb0 + kb;
-			uint8_t s = cpu_scales(m)[cpu_scale_index(m, row, blk)];
+			uint8_t s = cpu_scales(m)[mxa__scale_index(m, row, blk)];
 			uint32_t *out = words + (size_t)kb * words_pb * w + r;
 			float *mo = meta + (size_t)kb * mw * w + r;
 			const uint8_t *codes = data + blk * bbytes;

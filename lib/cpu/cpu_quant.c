@@ -58,7 +58,7 @@ static void quantize_rows(void *arg, unsigned int task, unsigned int worker)
 
 		if (plain) {
 			rj->q->quantize_row(elem, mode, in, bf16, m->cols, out,
-					    scales + cpu_scale_index(m, r, 0));
+					    scales + mxa__scale_index(m, r, 0));
 			continue;
 		}
 		for (b = 0; b < blocks; b += n) {
@@ -69,7 +69,7 @@ static void quantize_rows(void *arg, unsigned int task, unsigned int worker)
 					    bf16, n * MXCORE_BLOCK,
 					    out + b * blk_bytes, tmp);
 			for (i = 0; i < n; i++)
-				scales[cpu_scale_index(m, r, b + i)] = tmp[i];
+				scales[mxa__scale_index(m, r, b + i)] = tmp[i];
 		}
 	}
 	cpu_fpenv_leave(saved);
@@ -116,14 +116,14 @@ static void dequantize_rows(void *arg, unsigned int task,
 		if (plain) {
 			rj->q->dequantize_row(elem, codes,
 					      cpu_scales(m) +
-					      cpu_scale_index(m, r, 0),
+					      mxa__scale_index(m, r, 0),
 					      m->cols, bf16, out);
 			continue;
 		}
 		for (b = 0; b < blocks; b += n) {
 			n = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
 			for (i = 0; i < n; i++)
-				tmp[i] = cpu_scales(m)[cpu_scale_index(m, r,
+				tmp[i] = cpu_scales(m)[mxa__scale_index(m, r,
 								       b + i)];
 			rj->q->dequantize_row(elem, codes + b * blk_bytes, tmp,
 					      n * MXCORE_BLOCK, bf16,

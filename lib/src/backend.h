@@ -137,6 +137,9 @@ int mxa__check_dense(struct mxa_device *dev, const char *what,
 size_t mxa__data_stride(const struct mxa_matrix *m);
 size_t mxa__scale_stride(const struct mxa_matrix *m);
 size_t mxa__dense_stride(const struct mxa_dense *d);
+/* Byte offset of scale (row, block) from the start of m's scales. */
+size_t mxa__scale_index(const struct mxa_matrix *m, uint32_t row,
+			uint32_t block);
 
 /*
  * fence.c: run works in order on a thread of their own (stopping at the

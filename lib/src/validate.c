@@ -17,6 +17,15 @@ size_t mxa__scale_stride(const struct mxa_matrix *m)
 	return m->scale_stride ? m->scale_stride : m->cols / MXA_BLOCK_SIZE;
 }
 
+size_t mxa__scale_index(const struct mxa_matrix *m, uint32_t row,
+			uint32_t block)
+{
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED)
+		return mxcore_swizzle_index(m->rows, m->cols / MXA_BLOCK_SIZE,
+					    row, block);
+	return (size_t)row * mxa__scale_stride(m) + block;
+}
+
 static size_t dtype_size(enum mxa_dtype dtype)
 {
 	return dtype == MXA_DTYPE_BF16 ? 2 : 4;
