@@ -38,6 +38,7 @@
 
 #include "cuda_internal.cuh"
 #include "cuda_wgmma.cuh"
+#include "cuda_sm90.cuh"
 
 namespace {
 
@@ -59,7 +60,34 @@ struct params {
 	int accumulate;
 	int transposed;			/* C[j][i] = D[i][j] */
 	float post;			/* 2^(fa + fb) */
+	/*
+	 * Where not NULL: compute only the *list_count tiles in list (m *
+	 * tiles_n + n), those the bf16 kernel left, with a persistent grid.
+	 */
+	const uint32_t *list, *list_count;
 };
+
+#ifdef SM90_CODE
+/* The idx-th tile of this CTA's walk. */
+__device__ __forceinline__ void tile_of(const struct params &p, uint32_t idx,
+					uint32_t *tile_m, uint32_t *tile_n)
+{
+	if (p.list) {
+		uint32_t id = p.list[idx];
+
+		*tile_m = id / p.tiles_n;
+		*tile_n = id % p.tiles_n;
+	} else {
+		/* Grouped raster: eight tile rows share the B tiles in L2. */
+		const uint32_t group = 8, per = group * p.tiles_n;
+		uint32_t first = idx / per * group;
+		uint32_t gm = min(p.tiles_m - first, group);
+
+		*tile_m = first + idx % per % gm;
+		*tile_n = idx % per / gm;
+	}
+}
+#endif
 
 /* BM = 64 * WM rows of A by BN rows of B per CTA. */
 template <int BN, int WM> struct layout {
@@ -85,136 +113,11 @@ template <int BN, int WM> struct layout {
 		      "swizzle atoms need 1024-byte alignment");
 };
 
-/*
- * The device code exists for sm_90a only; the compute_80 PTX of this file
- * holds empty kernels (cuda_sm90_reject() keeps them from running).
- */
-#if !defined(__CUDA_ARCH__) || \
-	(__CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL))
-#define SM90_CODE 1
-#endif
-
 #ifdef SM90_CODE
 
 /* Registers per thread after setmaxnreg, with two consumer warpgroups. */
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
-
-/* --- PTX ------------------------------------------------------------------------ */
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
-		     :: "r"(smem_addr(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-		     :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"
-		     :: "r"(smem_addr(bar)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
-{
-	uint32_t done;
-
-	do {
-		asm volatile("{\n.reg .pred p;\n"
-			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-			     "selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done) : "r"(smem_addr(bar)), "r"(parity)
-			     : "memory");
-	} while (!done);
-}
-
-__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map,
-					    uint64_t *bar, int x, int y)
-{
-	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-		     " [%0], [%1, {%2, %3}], [%4];"
-		     :: "r"(smem_addr(dst)), "l"((uint64_t)map), "r"(x), "r"(y),
-			"r"(smem_addr(bar))
-		     : "memory");
-}
-
-__device__ __forceinline__ void fence_proxy_async(void)
-{
-	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_fence(void)
-{
-	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_commit(void)
-{
-	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-
-template <int N> __device__ __forceinline__ void wgmma_wait(void)
-{
-	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
-}
-
-/* Keep the compiler from moving register accesses across wgmma. */
-template <int R> __device__ __forceinline__ void fence_regs(float *r)
-{
-#pragma unroll
-	for (int i = 0; i < R; i++)
-		asm volatile("" : "+f"(r[i]) :: "memory");
-}
-
-/*
- * Shared memory matrix descriptor: K-major rows of 128 bytes, 128-byte
- * swizzle (layout type 1), 8-row atoms 1024 bytes apart.
- */
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr)
-{
-	return (uint64_t)((addr & 0x3ffff) >> 4) |
-	       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
-}
-
-/* --- element and scale conversion ----------------------------------------------- */
-
-/* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
-__device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
-{
-	return ((x & 0x20202020u) << 2) | (x & 0x1f1f1f1fu);
-}
-
-/* e3m2 -> e4m3 byte of value 2^-4 times. */
-__device__ __forceinline__ uint32_t e3m2_to_e4m3(uint32_t x)
-{
-	return ((x & 0x20202020u) << 2) | ((x & 0x1f1f1f1fu) << 1);
-}
-
-/* One e2m1 code per byte (low nibble) -> e4m3 byte of value 2^-6 times. */
-__device__ __forceinline__ uint32_t e2m1_bytes_to_e4m3(uint32_t x)
-{
-	return ((x & 0x08080808u) << 4) | ((x & 0x07070707u) << 2);
-}
-
-/* Eight packed e2m1 codes (element 2i in the low nibble) -> 8 e4m3 bytes. */
-__device__ __forceinline__ uint2 e2m1x8_to_e4m3(uint32_t v)
-{
-	uint32_t even = e2m1_bytes_to_e4m3(v & 0x0f0f0f0fu);
-	uint32_t odd = e2m1_bytes_to_e4m3((v >> 4) & 0x0f0f0f0fu);
-
-	return make_uint2(__byte_perm(even, odd, 0x5140),
-			  __byte_perm(even, odd, 0x7362));
-}
 
 /* 2^(s - 127) as fp32: byte 0 is the subnormal 2^-127, 0xff NaN. */
 __device__ __forceinline__ float e8m0_to_f32(uint32_t s)
@@ -339,17 +242,14 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 	const int wg = threadIdx.x / 128;
 	const uint32_t blocks = p.a.blocks;
 	const uint32_t kt = (blocks + 3) / 4;
+	/* One tile per CTA, or a persistent walk of the list. */
+	const uint32_t first = p.list ? blockIdx.x : 0;
+	const uint32_t ntiles = p.list ? *p.list_count : 1;
+	const uint32_t stride = p.list ? gridDim.x : 1;
 	uint32_t tile_m, tile_n;
 
-	/* Grouped raster: eight tile rows share the B tiles in L2. */
-	{
-		const uint32_t group = 8, per = group * p.tiles_n;
-		uint32_t bid = blockIdx.x, first = bid / per * group;
-		uint32_t gm = min(p.tiles_m - first, group);
-
-		tile_m = first + bid % per % gm;
-		tile_n = bid % per / gm;
-	}
+	if (first >= ntiles)
+		return;
 
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
@@ -370,7 +270,6 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 		 * consumers read: scales as fp32, fp6/fp4 codes as e4m3.
 		 */
 		const int tid = threadIdx.x - NC * 128;
-		const uint32_t row_a = tile_m * BM, row_b = tile_n * BN;
 		const bool fp4a = p.a.conv == CONV_E2M1, fp4b = p.b.conv == CONV_E2M1;
 		const uint32_t bytes = (fp4a ? 64 : 128) * BM + (fp4b ? 64 : 128) * BN +
 				       4 * BM + 4 * BN;
@@ -380,31 +279,36 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 		if (tid == 0) {
 			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_a) : "memory");
 			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_b) : "memory");
-			for (uint32_t it = 0; it < kt; it++) {
-				const int s = it % STAGES;
-				const uint32_t ph = (it / STAGES) & 1;
+			for (uint32_t idx = first, g0 = 0; idx < ntiles; idx += stride, g0 += kt) {
+				tile_of(p, p.list ? idx : blockIdx.x, &tile_m, &tile_n);
+				const uint32_t row_a = tile_m * BM, row_b = tile_n * BN;
 
-				mbar_wait(&empty[s], ph ^ 1);
-				mbar_expect_tx(&tmafull[s], bytes);
-				tma_load_2d(smem + (fp4a ? L::STA_OFF + s * L::STA_BYTES :
-						       L::A_OFF + s * L::A_BYTES),
-					    &tma_a, &tmafull[s],
-					    (int)(it * (fp4a ? 64 : 128)), (int)row_a);
-				tma_load_2d(smem + (fp4b ? L::STB_OFF + s * L::STB_BYTES :
-						       L::B_OFF + s * L::B_BYTES),
-					    &tma_b, &tmafull[s],
-					    (int)(it * (fp4b ? 64 : 128)), (int)row_b);
-				tma_load_2d(smem + L::SRA_OFF + s * 4 * BM, &tma_sa,
-					    &tmafull[s], (int)row_a, (int)(it * 4));
-				tma_load_2d(smem + L::SRB_OFF + s * ((4 * BN + 127) / 128 * 128),
-					    &tma_sb, &tmafull[s], (int)row_b, (int)(it * 4));
+				for (uint32_t it = 0; it < kt; it++) {
+					const int s = (g0 + it) % STAGES;
+					const uint32_t ph = ((g0 + it) / STAGES) & 1;
+
+					mbar_wait(&empty[s], ph ^ 1);
+					mbar_expect_tx(&tmafull[s], bytes);
+					tma_load_2d(smem + (fp4a ? L::STA_OFF + s * L::STA_BYTES :
+							       L::A_OFF + s * L::A_BYTES),
+						    &tma_a, &tmafull[s],
+						    (int)(it * (fp4a ? 64 : 128)), (int)row_a);
+					tma_load_2d(smem + (fp4b ? L::STB_OFF + s * L::STB_BYTES :
+							       L::B_OFF + s * L::B_BYTES),
+						    &tma_b, &tmafull[s],
+						    (int)(it * (fp4b ? 64 : 128)), (int)row_b);
+					tma_load_2d(smem + L::SRA_OFF + s * 4 * BM, &tma_sa,
+						    &tmafull[s], (int)row_a, (int)(it * 4));
+					tma_load_2d(smem + L::SRB_OFF + s * ((4 * BN + 127) / 128 * 128),
+						    &tma_sb, &tmafull[s], (int)row_b, (int)(it * 4));
+				}
 			}
 		} else if (tid >= 32) {
 			const int ct = tid - 32;
 
-			for (uint32_t it = 0; it < kt; it++) {
-				const int s = it % STAGES;
-				const uint32_t ph = (it / STAGES) & 1;
+			for (uint32_t g = 0; g < (ntiles - first + stride - 1) / stride * kt; g++) {
+				const int s = g % STAGES;
+				const uint32_t ph = (g / STAGES) & 1;
 
 				mbar_wait(&tmafull[s], ph);
 				convert_scales<BM>(smem + L::SRA_OFF + s * 4 * BM,
@@ -439,85 +343,88 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 		if (NC == 2)
 			asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
+		for (uint32_t idx = first, g0 = 0; idx < ntiles; idx += stride, g0 += kt) {
+			tile_of(p, p.list ? idx : blockIdx.x, &tile_m, &tile_n);
 #pragma unroll
-		for (int i = 0; i < HR; i++)
-			acc[i] = p0[i] = 0.0f;
+			for (int i = 0; i < HR; i++)
+				acc[i] = p0[i] = 0.0f;
 #pragma unroll
-		for (int i = 0; i < (DBUF ? HR : 1); i++)
-			p1[i] = 0.0f;
+			for (int i = 0; i < (DBUF ? HR : 1); i++)
+				p1[i] = 0.0f;
 
-		for (uint32_t it = 0; it < kt; it++) {
-			const int s = it % STAGES;
-			const uint32_t ph = (it / STAGES) & 1;
-			const uint32_t nb = min(blocks - it * 4, 4u);
-			const float *sfa = (const float *)(smem + L::SFA_OFF) + s * 4 * BM;
-			const float *sfb = (const float *)(smem + L::SFB_OFF) + s * 4 * BN +
-					   wn * HN;
-			/* Block j is 32 bytes into each row: +2 in a descriptor. */
-			const uint64_t da = make_desc(smem_addr(smem + L::A_OFF + s * L::A_BYTES +
-								wm * 64 * 128));
-			const uint64_t db = make_desc(smem_addr(smem + L::B_OFF + s * L::B_BYTES +
-								wn * HN * 128));
+			for (uint32_t it = 0; it < kt; it++) {
+				const int s = (g0 + it) % STAGES;
+				const uint32_t ph = ((g0 + it) / STAGES) & 1;
+				const uint32_t nb = min(blocks - it * 4, 4u);
+				const float *sfa = (const float *)(smem + L::SFA_OFF) + s * 4 * BM;
+				const float *sfb = (const float *)(smem + L::SFB_OFF) + s * 4 * BN +
+						   wn * HN;
+				/* Block j is 32 bytes into each row: +2 in a descriptor. */
+				const uint64_t da = make_desc(smem_addr(smem + L::A_OFF + s * L::A_BYTES +
+									wm * 64 * 128));
+				const uint64_t db = make_desc(smem_addr(smem + L::B_OFF + s * L::B_BYTES +
+									wn * HN * 128));
 
-			mbar_wait(&tmafull[s], ph);
-			mbar_wait(&full[s], ph);
-			if constexpr (DBUF) {
-				if (nb == 4) {
-					fence_regs<HR>(p0);
-					fence_regs<HR>(p1);
-					wgmma_fence();
-					wgmma_fp8<HN, TA, TB>::mma(p0, da, db);
-					wgmma_commit();
-					wgmma_fp8<HN, TA, TB>::mma(p1, da + 2, db + 2);
-					wgmma_commit();
-					wgmma_wait<1>();
-					fence_regs<HR>(p0);
-					promote<HN>(acc, p0, sfa, sfb, r0, lane);
-					fence_regs<HR>(p0);
-					wgmma_fence();
-					wgmma_fp8<HN, TA, TB>::mma(p0, da + 4, db + 4);
-					wgmma_commit();
-					wgmma_wait<1>();
-					fence_regs<HR>(p1);
-					promote<HN>(acc, p1, sfa + BM, sfb + BN, r0, lane);
-					fence_regs<HR>(p1);
-					wgmma_fence();
-					wgmma_fp8<HN, TA, TB>::mma(p1, da + 6, db + 6);
-					wgmma_commit();
-					wgmma_wait<1>();
-					fence_regs<HR>(p0);
-					promote<HN>(acc, p0, sfa + 2 * BM, sfb + 2 * BN, r0, lane);
-					wgmma_wait<0>();
-					fence_regs<HR>(p1);
-					promote<HN>(acc, p1, sfa + 3 * BM, sfb + 3 * BN, r0, lane);
-					mbar_arrive(&empty[s]);
-					continue;
+				mbar_wait(&tmafull[s], ph);
+				mbar_wait(&full[s], ph);
+				if constexpr (DBUF) {
+					if (nb == 4) {
+						fence_regs<HR>(p0);
+						fence_regs<HR>(p1);
+						wgmma_fence();
+						wgmma_fp8<HN, TA, TB>::mma(p0, da, db);
+						wgmma_commit();
+						wgmma_fp8<HN, TA, TB>::mma(p1, da + 2, db + 2);
+						wgmma_commit();
+						wgmma_wait<1>();
+						fence_regs<HR>(p0);
+						promote<HN>(acc, p0, sfa, sfb, r0, lane);
+						fence_regs<HR>(p0);
+						wgmma_fence();
+						wgmma_fp8<HN, TA, TB>::mma(p0, da + 4, db + 4);
+						wgmma_commit();
+						wgmma_wait<1>();
+						fence_regs<HR>(p1);
+						promote<HN>(acc, p1, sfa + BM, sfb + BN, r0, lane);
+						fence_regs<HR>(p1);
+						wgmma_fence();
+						wgmma_fp8<HN, TA, TB>::mma(p1, da + 6, db + 6);
+						wgmma_commit();
+						wgmma_wait<1>();
+						fence_regs<HR>(p0);
+						promote<HN>(acc, p0, sfa + 2 * BM, sfb + 2 * BN, r0, lane);
+						wgmma_wait<0>();
+						fence_regs<HR>(p1);
+						promote<HN>(acc, p1, sfa + 3 * BM, sfb + 3 * BN, r0, lane);
+						mbar_arrive(&empty[s]);
+						continue;
+					}
 				}
+				/* One partial at a time (and the last, short stage). */
+				for (uint32_t j = 0; j < nb; j++) {
+					fence_regs<HR>(p0);
+					wgmma_fence();
+					wgmma_fp8<HN, TA, TB>::mma(p0, da + 2 * j, db + 2 * j);
+					wgmma_commit();
+					wgmma_wait<0>();
+					fence_regs<HR>(p0);
+					promote<HN>(acc, p0, sfa + j * BM, sfb + j * BN, r0, lane);
+				}
+				mbar_arrive(&empty[s]);
 			}
-			/* One partial at a time (and the last, short stage). */
-			for (uint32_t j = 0; j < nb; j++) {
-				fence_regs<HR>(p0);
-				wgmma_fence();
-				wgmma_fp8<HN, TA, TB>::mma(p0, da + 2 * j, db + 2 * j);
-				wgmma_commit();
-				wgmma_wait<0>();
-				fence_regs<HR>(p0);
-				promote<HN>(acc, p0, sfa + j * BM, sfb + j * BN, r0, lane);
-			}
-			mbar_arrive(&empty[s]);
-		}
 
-		/* Epilogue: thread holds rows r0, r0 + 8 and column pairs. */
-		{
-			const uint32_t gi = tile_m * BM + r0;
-			const uint32_t gj = tile_n * BN + wn * HN + 2 * (lane % 4);
+			/* Epilogue: thread holds rows r0, r0 + 8 and column pairs. */
+			{
+				const uint32_t gi = tile_m * BM + r0;
+				const uint32_t gj = tile_n * BN + wn * HN + 2 * (lane % 4);
 
 #pragma unroll
-			for (int i = 0; i < HN / 8; i++) {
-				store_c(p, gi, gj + 8 * i, acc[4 * i + 0]);
-				store_c(p, gi, gj + 8 * i + 1, acc[4 * i + 1]);
-				store_c(p, gi + 8, gj + 8 * i, acc[4 * i + 2]);
-				store_c(p, gi + 8, gj + 8 * i + 1, acc[4 * i + 3]);
+				for (int i = 0; i < HN / 8; i++) {
+					store_c(p, gi, gj + 8 * i, acc[4 * i + 0]);
+					store_c(p, gi, gj + 8 * i + 1, acc[4 * i + 1]);
+					store_c(p, gi + 8, gj + 8 * i, acc[4 * i + 2]);
+					store_c(p, gi + 8, gj + 8 * i + 1, acc[4 * i + 3]);
+				}
 			}
 		}
 	}
@@ -536,6 +443,8 @@ struct scale_src {
 	uint32_t rows, blocks, rows_pad;
 	uint32_t swz_tiles;		/* Cp / 4 of the swizzled layout */
 	int swizzled;
+	/* Where not NULL: per row, the largest scale but NaN (zeroed first). */
+	uint32_t *rmax;
 };
 
 __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
@@ -557,6 +466,12 @@ __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
 			v = p.scale[at];
 		}
 		tile[i][tx] = v;
+		if (p.rmax) {
+			uint32_t m = __reduce_max_sync(0xffffffffu, v == 0xff ? 0 : v);
+
+			if (tx == 0 && r < p.rows && m)
+				atomicMax(&p.rmax[r], m);
+		}
 	}
 	__syncthreads();
 	for (int i = ty; i < 32; i += 8) {
@@ -593,7 +508,7 @@ void encode_load(void)
 /* rows x row_bytes bytes, row stride `stride`, boxes of box_x x box_y. */
 int make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
 	     uint64_t rows, uint64_t stride, uint32_t box_x, uint32_t box_y,
-	     bool swizzle)
+	     CUtensorMapSwizzle swizzle)
 {
 	cuuint64_t dims[2] = { row_bytes, rows };
 	cuuint64_t strides[1] = { stride };
@@ -603,8 +518,7 @@ int make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
 
 	r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, (void *)base, dims,
 		   strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-		   swizzle ? CU_TENSOR_MAP_SWIZZLE_128B :
-			     CU_TENSOR_MAP_SWIZZLE_NONE,
+		   swizzle,
 		   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 	if (r != CUDA_SUCCESS)
@@ -683,13 +597,15 @@ struct operand make_operand(const struct mxa_matrix *m)
 }
 
 /*
- * An operand's scales K-major in stream-ordered scratch (*scratch, freed by
- * the caller after the launch), and the tensor map of its boxes.
+ * An operand's scales K-major, [blocks][rows_pad], in stream-ordered
+ * scratch (*scratch, freed by the caller after the launches); with rmax,
+ * also each row's largest scale but NaN, in the same scratch after them.
  */
 int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
-		  uint32_t box_rows, CUtensorMap *map, void **scratch)
+		  bool rmax, void **scratch, uint32_t *rows_pad)
 {
 	struct scale_src src;
+	size_t bytes, rmax_off;
 	cudaError_t e;
 
 	src.scale = cuda_ptr(m->scale, m->scale_offset);
@@ -699,13 +615,29 @@ int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
 	src.rows_pad = (m->rows + 15) / 16 * 16;
 	src.swz_tiles = (src.blocks + 3) / 4;
 	src.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
-	e = cudaMallocAsync(scratch, (size_t)src.rows_pad * src.blocks, cd->stream);
+	rmax_off = ((size_t)src.rows_pad * src.blocks + 15) / 16 * 16;
+	bytes = rmax_off + (rmax ? (size_t)src.rows_pad * 4 : 0);
+	*rows_pad = src.rows_pad;
+	e = cudaMallocAsync(scratch, bytes, cd->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: scale scratch");
+	src.rmax = rmax ? (uint32_t *)((uint8_t *)*scratch + rmax_off) : NULL;
+	if (rmax) {
+		e = cudaMemsetAsync(src.rmax, 0, (size_t)src.rows_pad * 4, cd->stream);
+		if (e != cudaSuccess)
+			return cuda_fail(e, "cuda-mx-sm90: memset");
+	}
 	scales_kmajor_kernel<<<dim3((src.blocks + 31) / 32, (src.rows_pad + 31) / 32),
 			       dim3(32, 8), 0, cd->stream>>>(src, (uint8_t *)*scratch);
-	return make_map(map, (const uint8_t *)*scratch, src.rows_pad, src.blocks,
-			src.rows_pad, box_rows, 4, false);
+	return 0;
+}
+
+const uint32_t *rmax_of(const void *scratch, const struct mxa_matrix *m)
+{
+	uint32_t rows_pad = (m->rows + 15) / 16 * 16;
+
+	return (const uint32_t *)((const uint8_t *)scratch +
+				  ((size_t)rows_pad * (m->cols / 32) + 15) / 16 * 16);
 }
 
 template <int BN, int WM, int WN, int TA, int TB, bool DBUF>
@@ -727,7 +659,10 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap &ma,
 			return cuda_fail(e, "cuda-mx-sm90: shared memory");
 		configured = true;
 	}
-	kernel<<<p.tiles_m * p.tiles_n, (WM * WN + 1) * 128, L::SMEM, cd->stream>>>(
+	/* A list of tiles is walked by at most one CTA per SM. */
+	kernel<<<p.list ? min(p.tiles_m * p.tiles_n, (uint32_t)cd->sms) :
+			  p.tiles_m * p.tiles_n,
+		 (WM * WN + 1) * 128, L::SMEM, cd->stream>>>(
 		ma, mb, msa, msb, p);
 	return 0;
 }
@@ -758,19 +693,147 @@ const int config_bn[5] = { 128, 128, 128, 64, 16 };
 const int config_bm[5] = { 128, 128, 128, 64, 64 };
 
 /*
- * $MXACCEL_CUDA_TILE, a tuning knob for the large-M configuration: "dbuf"
- * (two consumer warpgroups, two partials in flight), "single" (one
- * partial), "quad" (four consumer warpgroups of 64 x 64).
+ * $MXACCEL_CUDA_TILE, a tuning and testing knob for large M: "bf16" (the
+ * default: the bf16 kernel, the fp8 kernel only for the tiles it cannot
+ * do exactly), or the fp8 kernel alone: "dbuf" (two consumer warpgroups,
+ * two partials in flight), "single" (one partial), "quad" (four consumer
+ * warpgroups of 64 x 64).  -1 means bf16.
  */
 int large_config(void)
 {
 	const char *e = getenv("MXACCEL_CUDA_TILE");
 
+	if (e && !strcmp(e, "dbuf"))
+		return 0;
 	if (e && !strcmp(e, "single"))
 		return 1;
 	if (e && !strcmp(e, "quad"))
 		return 2;
-	return 0;
+	return -1;
+}
+
+enum sm90_elem sm90_elem_of(enum mxa_elem e)
+{
+	switch (e) {
+	case MXA_ELEM_E5M2:
+		return SM90_E5M2;
+	case MXA_ELEM_E2M3:
+		return SM90_E2M3;
+	case MXA_ELEM_E3M2:
+		return SM90_E3M2;
+	case MXA_ELEM_E2M1:
+		return SM90_E2M1;
+	default:
+		return SM90_E4M3;
+	}
+}
+
+uint64_t row_bytes(const struct mxa_matrix *m)
+{
+	return m->elem == MXA_ELEM_E2M1 ? m->cols / 2 : m->cols;
+}
+
+/*
+ * The bf16 kernel's scratch: B in bf16 (rows x 128 bytes per chunk of
+ * 64), then per tile column a flag, then the count and list of the fp8
+ * kernel's tiles (128 x 128) left to it.
+ */
+size_t bf16_b_bytes(const struct mxa_matrix *y)
+{
+	return (size_t)y->rows * ((y->cols / 32 + 1) / 2) * SM90_BF16_KC * 2;
+}
+
+size_t list_offset(const struct mxa_matrix *y)
+{
+	return bf16_b_bytes(y) + (y->rows + SM90_BF16_BN - 1) / SM90_BF16_BN * 4;
+}
+
+/*
+ * B to bf16, then the bf16 kernel: x, y as the fp8 kernel takes them (A
+ * and B), their codes 16-byte aligned, their scales K-major with row
+ * maxima (kmajor_scales()).  The list of tiles it leaves for the fp8
+ * kernel is at list_offset() in *scratch (freed by the caller after the
+ * launches).
+ */
+int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
+		const uint8_t *xd, uint64_t xs, const void *xsc,
+		const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
+		const void *ysc, const struct params &fp, void **scratch)
+{
+	struct sm90_bf16_args b;
+	struct sm90_prep_args pb;
+	uint32_t kt = (x->cols / 32 + 1) / 2, xpad = (x->rows + 15) / 16 * 16;
+	size_t flags;
+	CUtensorMap maps[3];
+	cudaError_t e;
+	int ret;
+
+	b.m = x->rows;
+	b.n = y->rows;
+	b.blocks = x->cols / 32;
+	b.elem_a = sm90_elem_of(x->elem);
+	b.c = fp.c;
+	b.c_stride = fp.c_stride;
+	b.bf16 = fp.bf16;
+	b.accumulate = fp.accumulate;
+	b.transposed = fp.transposed;
+	b.tiles_m = (b.m + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	b.rmax_a = rmax_of(xsc, x);
+	b.rmax_b = rmax_of(ysc, y);
+	b.tiles_n8 = fp.tiles_n;
+	flags = list_offset(y) + 4 - bf16_b_bytes(y);
+	e = cudaMallocAsync(scratch, list_offset(y) + 4 +
+			    (size_t)fp.tiles_m * fp.tiles_n * 4, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync((uint8_t *)*scratch + bf16_b_bytes(y), 0, flags,
+				    cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: bf16 scratch");
+	b.bad_cols = (const uint32_t *)((uint8_t *)*scratch + bf16_b_bytes(y));
+	b.list_count = (uint32_t *)((uint8_t *)*scratch + list_offset(y));
+	b.list = b.list_count + 1;
+
+	pb.data = yd;
+	pb.stride = ys;
+	pb.rows = y->rows;
+	pb.blocks = y->cols / 32;
+	pb.rows_pad = (y->rows + 15) / 16 * 16;
+	pb.elem = sm90_elem_of(y->elem);
+	pb.scales = (const uint8_t *)ysc;
+	pb.rmax = b.rmax_b;
+	pb.out = (uint8_t *)*scratch;
+	pb.bad_cols = (uint32_t *)b.bad_cols;
+	ret = sm90_prep_b(cd, pb);
+	if (!ret)
+		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
+			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC,
+			       SM90_BF16_BM,
+			       x->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_32B :
+							  CU_TENSOR_MAP_SWIZZLE_64B);
+	if (!ret)
+		ret = make_map(&maps[1], (const uint8_t *)*scratch,
+			       (uint64_t)kt * SM90_BF16_KC * 2, y->rows,
+			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2,
+			       SM90_BF16_BN, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = make_map(&maps[2], (const uint8_t *)xsc, xpad, x->cols / 32,
+			       xpad, SM90_BF16_BM, 2, CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret)
+		ret = sm90_launch_bf16(cd, maps, b);
+	return ret;
+}
+
+/* With MXACCEL_DEBUG: how many tiles the fp8 kernel had to redo (syncs). */
+void report_redo(struct cuda_device *cd, const struct params &p)
+{
+	uint32_t n = 0;
+
+	if (cudaMemcpyAsync(&n, p.list_count, 4, cudaMemcpyDeviceToHost,
+			    cd->stream) == cudaSuccess &&
+	    cudaStreamSynchronize(cd->stream) == cudaSuccess)
+		cuda_dbg("cuda-mx-sm90: bf16 kernel, %u of %u tiles of 128 x 128 left to the fp8 kernel (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+			 n, p.tiles_m * p.tiles_n);
 }
 
 } /* namespace */
@@ -782,42 +845,59 @@ const char *cuda_sm90_reject(struct cuda_device *cd)
 		return "the fused MX GEMM is built for sm_90a (Hopper) only";
 	if (!encode)
 		return "the driver has no cuTensorMapEncodeTiled";
-	if (cd->smem_optin < (size_t)layout<128, 2>::SMEM)
+	if (cd->smem_optin < (size_t)layout<128, 2>::SMEM || !sm90_bf16_fits(cd))
 		return "the device has too little shared memory per block";
 	return NULL;
 }
 
 int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 {
-	/* Small M: C^T = B * A^T, B's rows on the 64-row side of wgmma. */
-	bool swap = job->a.rows <= 64;
+	/*
+	 * Small M: C^T = B * A^T, B's rows on the 64-row side of wgmma.  The
+	 * bf16 kernel converts its B in a pre-pass: the smaller operand.
+	 */
+	bool small = job->a.rows <= 64;
+	int cfg = small ? (job->a.rows > 16 ? 3 : 4) : large_config();
+	bool bf16 = cfg < 0;
+	bool swap = small || (bf16 && job->b.rows > job->a.rows);
 	const struct mxa_matrix *x = swap ? &job->b : &job->a;
 	const struct mxa_matrix *y = swap ? &job->a : &job->b;
-	int cfg = swap ? (y->rows > 16 ? 3 : 4) : large_config();
 	const uint8_t *xd, *yd;
 	uint64_t xs, ys;
 	void *xscratch = NULL, *yscratch = NULL, *xs_scratch = NULL, *ys_scratch = NULL;
+	void *bscratch = NULL;
+	uint32_t xpad, ypad;
 	CUtensorMap ma, mb, msa, msb;
 	struct params p;
 	int ret;
 
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
+	if (bf16)
+		cfg = 0;
 	ret = aligned_data(cd, x, &xd, &xs, &xscratch);
 	if (!ret)
 		ret = aligned_data(cd, y, &yd, &ys, &yscratch);
 	if (!ret)
-		ret = make_map(&ma, xd, x->elem == MXA_ELEM_E2M1 ? x->cols / 2 : x->cols,
-			       x->rows, xs, x->elem == MXA_ELEM_E2M1 ? 64 : 128,
-			       config_bm[cfg], x->elem != MXA_ELEM_E2M1);
+		ret = make_map(&ma, xd, row_bytes(x), x->rows, xs,
+			       x->elem == MXA_ELEM_E2M1 ? 64 : 128, config_bm[cfg],
+			       x->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_NONE :
+							  CU_TENSOR_MAP_SWIZZLE_128B);
 	if (!ret)
-		ret = make_map(&mb, yd, y->elem == MXA_ELEM_E2M1 ? y->cols / 2 : y->cols,
-			       y->rows, ys, y->elem == MXA_ELEM_E2M1 ? 64 : 128,
-			       config_bn[cfg], y->elem != MXA_ELEM_E2M1);
+		ret = make_map(&mb, yd, row_bytes(y), y->rows, ys,
+			       y->elem == MXA_ELEM_E2M1 ? 64 : 128, config_bn[cfg],
+			       y->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_NONE :
+							  CU_TENSOR_MAP_SWIZZLE_128B);
 	if (!ret)
-		ret = kmajor_scales(cd, x, config_bm[cfg], &msa, &xs_scratch);
+		ret = kmajor_scales(cd, x, bf16, &xs_scratch, &xpad);
 	if (!ret)
-		ret = kmajor_scales(cd, y, config_bn[cfg], &msb, &ys_scratch);
+		ret = kmajor_scales(cd, y, bf16, &ys_scratch, &ypad);
+	if (!ret)
+		ret = make_map(&msa, (const uint8_t *)xs_scratch, xpad, x->cols / 32,
+			       xpad, config_bm[cfg], 4, CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret)
+		ret = make_map(&msb, (const uint8_t *)ys_scratch, ypad, y->cols / 32,
+			       ypad, config_bn[cfg], 4, CU_TENSOR_MAP_SWIZZLE_NONE);
 	if (!ret) {
 		p.a = make_operand(x);
 		p.b = make_operand(y);
@@ -829,9 +909,24 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 		p.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
 		p.transposed = swap;
 		p.post = ldexpf(1.0f, shift_of(x->elem) + shift_of(y->elem));
+		p.list = NULL;
+		p.list_count = NULL;
+	}
+	if (!ret && bf16)
+		ret = launch_bf16(cd, x, xd, xs, xs_scratch, y, yd, ys, ys_scratch,
+				  p, &bscratch);
+	/* The fp8 kernel for the marked tiles; the others return at once. */
+	if (!ret && bf16) {
+		p.list_count = (const uint32_t *)((uint8_t *)bscratch + list_offset(y));
+		p.list = p.list_count + 1;
+	}
+	if (!ret)
 		ret = launchers[cfg][x->elem == MXA_ELEM_E5M2][y->elem == MXA_ELEM_E5M2](
 			cd, ma, mb, msa, msb, p);
-	}
+	if (!ret && bf16 && getenv("MXACCEL_DEBUG"))
+		report_redo(cd, p);
+	if (bscratch)
+		cudaFreeAsync(bscratch, cd->stream);
 	if (xs_scratch)
 		cudaFreeAsync(xs_scratch, cd->stream);
 	if (ys_scratch)

@@ -6,7 +6,10 @@
  *                  kernel table and the submit path
  * cuda_core.cu     lib/core compiled for the GPU: quantize, dequantize and
  *                  the exact GEMM (bit-identical to the CPU)
- * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma)
+ * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
+ *                  operand preparation, the fp8 kernel (per-32 promotion)
+ * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
+ * cuda_sm90.cuh    what the two share
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  */
 #ifndef MXA_CUDA_INTERNAL_CUH

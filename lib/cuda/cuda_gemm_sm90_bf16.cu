@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-mx-sm90, bf16 path: the fused MX x MX GEMM on Hopper's bf16 tensor
+ * cores, with every MX scale folded into the operands so that no per-block
+ * promotion is left in the inner loop.
+ *
+ * Why: promoting an fp8 partial per 32-block costs two fp32 instructions
+ * per accumulator per block, which caps the fp8 kernel at the bf16 tensor
+ * rate before any other overhead (Documentation/bench-cuda.rst).  Folding
+ * the scales into bf16 operands moves that work from M * N * K / 32 to
+ * (M + N) * K conversions.
+ *
+ * Exactness: row r of A is stored as a'[r][k] = a[r][k] * 2^(s[r][k/32] -
+ * R[r]), R[r] the largest scale of the row.  An element has at most 4
+ * significant bits and a' stays within bf16's range, so a' is exact; the
+ * same for B; the tensor cores form a' * b' exactly in fp32 and sum in
+ * fp32, and C = acc * 2^(R_a[i] - 127) * 2^(R_b[j] - 127).  That holds
+ * while every non-zero |a'| and |b'| is at least 2^-63 (products stay fp32
+ * normals): a row whose scales span more than 63 + log2(smallest element)
+ * binades, a NaN scale, or a NaN/Inf element code would break it.  A tile
+ * that meets one writes nothing and is marked in p.redo; the fp8 kernel
+ * (cuda_gemm_sm90.cu) then computes exactly those tiles.
+ *
+ * Conversion is bit manipulation: an e4m3 byte's exponent and mantissa
+ * bits placed at bf16's low exponent bits give the value times 2^-120 for
+ * normals and subnormals alike (e5m2: 2^-112); fp6/fp4 are re-encoded as
+ * e4m3 first.  One bf16x2 multiply by 2^(120 + s - R) then applies the
+ * scale exactly.
+ *
+ * B is converted once, by a pre-pass into a bf16 scratch matrix (each CTA
+ * would otherwise convert its B tile again for every tile row).  A is
+ * converted by the consumers in registers, where it costs no shared memory
+ * traffic: wgmma m64n256k16 takes A from registers.  Within a chunk of 64
+ * the K order is permuted - the same way for A and B, so the sum is
+ * unchanged - so that a thread's A fragment is 16 contiguous elements of a
+ * row: thread q of a row quad holds elements 16q + 4s + t, t < 4, in k16
+ * step s, at k = 2q + t (t < 2) or 2q + 6 + t.
+ *
+ * Per CTA a tile of 128 rows of A by 256 of B, K in chunks of 64 (two MX
+ * blocks).  Warp 0 of the producer warpgroup streams A's codes and scales
+ * and B's bf16 with the tensor memory accelerator; two consumer
+ * warpgroups of 64 rows each run four wgmma per chunk.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include "cuda_internal.cuh"
+#include "cuda_wgmma.cuh"
+#include "cuda_sm90.cuh"
+
+namespace {
+
+constexpr int BM = SM90_BF16_BM, BN = SM90_BF16_BN, KC = SM90_BF16_KC;
+constexpr int STAGES = 4;
+
+struct layout {
+	static constexpr int BFB_BYTES = BN * KC * 2;
+	static constexpr int RAWA_BYTES = BM * KC;
+	static constexpr int SA_BYTES = 2 * BM;
+	static constexpr int BFB_OFF = 0;
+	static constexpr int RAWA_OFF = BFB_OFF + STAGES * BFB_BYTES;
+	static constexpr int SA_OFF = RAWA_OFF + STAGES * RAWA_BYTES;
+	static constexpr int BAR_OFF = SA_OFF + STAGES * SA_BYTES;
+	static constexpr int BAD_OFF = BAR_OFF + 2 * STAGES * 8;
+	static constexpr int BYTES = BAD_OFF + 16;
+	static constexpr int SMEM = BYTES + 1024;
+	static_assert(RAWA_OFF % 1024 == 0 && SA_OFF % 128 == 0,
+		      "tensor memory accelerator destinations need alignment");
+	static_assert(SMEM <= 227 * 1024, "more shared memory than a block gets");
+};
+
+#ifdef SM90_CODE
+
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = 232;
+
+/* Per element type: log2(value / bf16 bits of the codes). */
+__device__ __forceinline__ int bias_of(int e)
+{
+	return e == SM90_E4M3 ? 120 : e == SM90_E5M2 ? 112 :
+	       e == SM90_E3M2 ? 124 : 126;
+}
+
+/* The widest scale span that keeps every non-zero operand >= 2^-63. */
+__device__ __forceinline__ uint32_t span_of(int e)
+{
+	return e == SM90_E4M3 ? 54 : e == SM90_E5M2 ? 47 :
+	       e == SM90_E2M3 ? 60 : e == SM90_E3M2 ? 59 : 62;
+}
+
+/* Non-zero where a byte of w is a NaN or Inf code. */
+__device__ __forceinline__ uint32_t specials(int e, uint32_t w)
+{
+	if (e == SM90_E4M3)
+		return ((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
+	if (e == SM90_E5M2)
+		return ((w & 0x7c7c7c7cu) + 0x04040404u) & 0x80808080u;
+	return 0;
+}
+
+/*
+ * 16 elements as four words of e4m3 bytes (e5m2 stays e5m2), in element
+ * order: from 16 bytes (fp8, fp6 one code per byte) or 8 (fp4, v.x and
+ * v.y).  Returns the specials mask.
+ */
+__device__ __forceinline__ uint32_t to_e4m3(int e, uint4 v, uint32_t w[4])
+{
+	if (e == SM90_E2M1) {
+		uint2 lo = e2m1x8_to_e4m3(v.x), hi = e2m1x8_to_e4m3(v.y);
+
+		w[0] = lo.x;
+		w[1] = lo.y;
+		w[2] = hi.x;
+		w[3] = hi.y;
+		return 0;
+	}
+	w[0] = v.x;
+	w[1] = v.y;
+	w[2] = v.z;
+	w[3] = v.w;
+	if (e == SM90_E2M3) {
+		for (int i = 0; i < 4; i++)
+			w[i] = e2m3_to_e4m3(w[i]);
+	} else if (e == SM90_E3M2) {
+		for (int i = 0; i < 4; i++)
+			w[i] = e3m2_to_e4m3(w[i]);
+	}
+	return specials(e, w[0]) | specials(e, w[1]) | specials(e, w[2]) |
+	       specials(e, w[3]);
+}
+
+/* prmt with sign replication (__byte_perm ignores a selector's msb). */
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t sel)
+{
+	uint32_t d;
+
+	asm("prmt.b32 %0, %1, 0, %2;" : "=r"(d) : "r"(a), "r"(sel));
+	return d;
+}
+
+/*
+ * Bytes 0, 1 (lo) or 2, 3 (hi) of a word of e4m3 (shift 4) or e5m2
+ * (shift 5) codes as bf16x2 bits: each byte and a copy of its sign bit,
+ * shifted so that exponent and mantissa land on bf16's low bits.
+ */
+__device__ __forceinline__ uint32_t bf16_lo(uint32_t w, uint32_t shift, uint32_t mask)
+{
+	return (prmt(w, 0x9180) << shift) & mask;
+}
+
+__device__ __forceinline__ uint32_t bf16_hi(uint32_t w, uint32_t shift, uint32_t mask)
+{
+	return (prmt(w, 0xb3a2) << shift) & mask;
+}
+
+__device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b)
+{
+	uint32_t d;
+
+	asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+
+/*
+ * The bf16x2 multiplier of one block: 2^(bias + s - R) in both halves;
+ * sets *bad where the block breaks the exactness argument (NaN scale, span
+ * too wide).  Blocks past K are zero codes: multiplier 0.
+ */
+__device__ __forceinline__ uint32_t multiplier(int e, uint32_t s, uint32_t r,
+					       bool valid, uint32_t *bad)
+{
+	uint32_t m;
+
+	if (!valid)
+		return 0;
+	*bad |= r - s > span_of(e);
+	m = ((uint32_t)(bias_of(e) + 127) + s - r) & 0xff;
+	return (m << 7) | (m << 23);
+}
+
+template <int R> __device__ __forceinline__ void fence_u32(uint32_t *r)
+{
+#pragma unroll
+	for (int i = 0; i < R; i++)
+		asm volatile("" : "+r"(r[i]) :: "memory");
+}
+
+/* v * 2^e, one rounding. */
+__device__ __forceinline__ float scale_pow2(float v, int e)
+{
+	if (e >= -126 && e <= 127)
+		return v * __int_as_float((e + 127) << 23);
+	return ldexpf(v, e);
+}
+
+/*
+ * C for the tile: each consumer thread leaves its scaled accumulators in
+ * shared memory (the stages are free once the main loop is done), then
+ * the two warpgroups write rows of C with contiguous stores.  The staged
+ * tile is C's own orientation: 128 x 256, or 256 x 128 when the operands
+ * were swapped (C^T = B A^T); rows padded by 4 words against bank
+ * conflicts.
+ */
+constexpr int EPI_LD = BN + 4, EPI_LDT = BM + 4;
+static_assert(BM * EPI_LD * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTES) &&
+	      BN * EPI_LDT * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTES),
+	      "the epilogue stages C in the pipeline's buffers");
+
+__device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
+					  float *st, const float *acc,
+					  uint32_t tile_n, int r0, int q,
+					  uint32_t ra0, uint32_t ra1)
+{
+#pragma unroll
+	for (int i = 0; i < 32; i++) {
+		const int c = 8 * i + 2 * q;
+		const uint32_t j = tile_n * BN + c;
+		const int rb0 = j < p.n ? (int)p.rmax_b[j] : 0;
+		const int rb1 = j + 1 < p.n ? (int)p.rmax_b[j + 1] : 0;
+		const float v0 = scale_pow2(acc[4 * i + 0], (int)ra0 + rb0 - 254);
+		const float v1 = scale_pow2(acc[4 * i + 1], (int)ra0 + rb1 - 254);
+		const float v2 = scale_pow2(acc[4 * i + 2], (int)ra1 + rb0 - 254);
+		const float v3 = scale_pow2(acc[4 * i + 3], (int)ra1 + rb1 - 254);
+
+		if (p.transposed) {
+			st[c * EPI_LDT + r0] = v0;
+			st[(c + 1) * EPI_LDT + r0] = v1;
+			st[c * EPI_LDT + r0 + 8] = v2;
+			st[(c + 1) * EPI_LDT + r0 + 8] = v3;
+		} else {
+			*(float2 *)&st[r0 * EPI_LD + c] = make_float2(v0, v1);
+			*(float2 *)&st[(r0 + 8) * EPI_LD + c] = make_float2(v2, v3);
+		}
+	}
+}
+
+__device__ __forceinline__ void store_one(const struct sm90_bf16_args &p,
+					  uint64_t at, float v)
+{
+	if (p.bf16) {
+		__nv_bfloat16 *c = (__nv_bfloat16 *)p.c + at;
+
+		if (p.accumulate)
+			v += __bfloat162float(*c);
+		*c = __float2bfloat16_rn(v);
+	} else {
+		float *c = (float *)p.c + at;
+
+		if (p.accumulate)
+			v += *c;
+		*c = v;
+	}
+}
+
+/* Four values to C[at..at + 3], 16-byte (fp32) or 8-byte (bf16) aligned. */
+__device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
+					   uint64_t at, float4 v)
+{
+	if (p.bf16) {
+		uint2 *c = (uint2 *)((__nv_bfloat16 *)p.c + at);
+		__nv_bfloat162 lo, hi;
+
+		if (p.accumulate) {
+			uint2 o = *c;
+			float2 a = __bfloat1622float2(*(__nv_bfloat162 *)&o.x);
+			float2 b = __bfloat1622float2(*(__nv_bfloat162 *)&o.y);
+
+			v.x += a.x;
+			v.y += a.y;
+			v.z += b.x;
+			v.w += b.y;
+		}
+		lo = __floats2bfloat162_rn(v.x, v.y);
+		hi = __floats2bfloat162_rn(v.z, v.w);
+		*c = make_uint2(*(uint32_t *)&lo, *(uint32_t *)&hi);
+	} else {
+		float4 *c = (float4 *)((float *)p.c + at);
+
+		if (p.accumulate) {
+			float4 o = *c;
+
+			v.x += o.x;
+			v.y += o.y;
+			v.z += o.z;
+			v.w += o.w;
+		}
+		*c = v;
+	}
+}
+
+/*
+ * Staged rows (rows x cols, leading dimension ld) to C at (row0, col0),
+ * by the 256 consumer threads: whole-width 16-byte aligned rows four
+ * columns per thread, anything else one element per thread.
+ */
+__device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
+				     const float *st, int ld, int rows, int cols,
+				     uint32_t row0, uint32_t col0,
+				     uint32_t mrows, uint32_t ncols)
+{
+	const int t = threadIdx.x;
+	const bool vec = !(p.c_stride & 3) && !((uintptr_t)p.c & 15) &&
+			 col0 + cols <= ncols;
+
+	if (vec) {
+		const int per = cols / 4;
+
+		for (int r = t / per; r < rows && row0 + r < mrows; r += 256 / per) {
+			const int c4 = 4 * (t % per);
+
+			store_four(p, (uint64_t)(row0 + r) * p.c_stride + col0 + c4,
+				   *(const float4 *)&st[r * ld + c4]);
+		}
+		return;
+	}
+	for (int r = 0; r < rows && row0 + r < mrows; r++) {
+		for (int c = t; c < cols; c += 256)
+			if (col0 + c < ncols)
+				store_one(p, (uint64_t)(row0 + r) * p.c_stride + col0 + c,
+					  st[r * ld + c]);
+	}
+}
+
+/* Hand this tile to the fp8 kernel: it is two of its tiles wide. */
+__device__ __forceinline__ void leave_tile(const struct sm90_bf16_args &p,
+					   uint32_t tile_m, uint32_t tile_n)
+{
+	uint32_t n8 = 2 * tile_n, two = n8 + 1 < p.tiles_n8;
+	uint32_t at = atomicAdd(p.list_count, 1 + two);
+
+	p.list[at] = tile_m * p.tiles_n8 + n8;
+	if (two)
+		p.list[at + 1] = tile_m * p.tiles_n8 + n8 + 1;
+}
+
+/* What a consumer thread's main loop needs. */
+struct consumer {
+	uint8_t *smem;
+	uint64_t *tmafull, *empty;
+	uint32_t kt, blocks;
+	int r0, q;
+	uint32_t ra[2];
+};
+
+/*
+ * This thread's A fragment of chunk it: rows r0 and r0 + 8, elements 16q
+ * to 16q + 15, swizzled as the tensor memory accelerator wrote them
+ * (64-byte rows: 16-byte unit u at u ^ (row / 2 % 4); 32-byte rows: at
+ * u ^ (row / 4 % 2)).
+ */
+template <int EA>
+__device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
+					  uint32_t *f, uint32_t *flag)
+{
+	constexpr int cb = EA == SM90_E2M1 ? KC / 2 : KC;
+	constexpr uint32_t sh = EA == SM90_E5M2 ? 5 : 4;
+	constexpr uint32_t mask = EA == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
+	using L = layout;
+	const int s = it % STAGES;
+	const uint32_t ph = (it / STAGES) & 1;
+	const uint8_t *raw = c.smem + L::RAWA_OFF + s * L::RAWA_BYTES;
+	const uint8_t *sc = c.smem + L::SA_OFF + s * L::SA_BYTES;
+	const int blk = c.q >> 1;
+	const bool valid = it * 2 + blk < c.blocks;
+
+	mbar_wait(&c.tmafull[s], ph);
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int r = c.r0 + 8 * h;
+		const uint8_t *row = raw + r * cb;
+		uint32_t w[4], m;
+		uint4 v;
+
+		if (EA == SM90_E2M1) {
+			uint2 x = *(const uint2 *)(row + (((c.q >> 1) ^ ((r >> 2) & 1)) * 16) +
+						   (c.q & 1) * 8);
+
+			v = make_uint4(x.x, x.y, 0, 0);
+		} else {
+			v = *(const uint4 *)(row + ((c.q ^ ((r >> 1) & 3)) * 16));
+		}
+		m = multiplier(EA, sc[blk * BM + r], c.ra[h], valid, flag);
+		*flag |= to_e4m3(EA, v, w);
+#pragma unroll
+		for (int sl = 0; sl < 4; sl++) {
+			f[4 * sl + h] = bf16x2_mul(bf16_lo(w[sl], sh, mask), m);
+			f[4 * sl + 2 + h] = bf16x2_mul(bf16_hi(w[sl], sh, mask), m);
+		}
+	}
+}
+
+/* Chunk it on the tensor cores; then the fragment of chunk it + 1. */
+template <int EA>
+__device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
+				     float *acc, uint32_t *cur, uint32_t *nxt,
+				     uint32_t *flag)
+{
+	using L = layout;
+	const int s = it % STAGES;
+	const uint64_t db = make_desc(smem_addr(c.smem + L::BFB_OFF + s * L::BFB_BYTES));
+
+	fence_regs<128>(acc);
+	fence_u32<16>(cur);
+	wgmma_fence();
+#pragma unroll
+	for (int sl = 0; sl < 4; sl++)
+		wgmma_bf16_rs<256>::mma(acc, cur + 4 * sl, db + 2 * sl);
+	wgmma_commit();
+	wgmma_wait<1>();
+	fence_regs<128>(acc);
+	fence_u32<16>(nxt);
+	if (it > 0)
+		mbar_arrive(&c.empty[(it - 1) % STAGES]);
+	if (it + 1 < c.kt)
+		load_frag<EA>(c, it + 1, nxt, flag);
+}
+
+#endif /* SM90_CODE */
+
+/*
+ * B to bf16 for the main kernel: b'[n][k] = b[n][k] * 2^(s - R[n]) at the
+ * chunk's permuted position, columns past K zero.  One thread per k16
+ * step sl of a chunk: the output's 16-byte units 2 sl and 2 sl + 1 (bytes
+ * 0-1 and 2-3 of the words 4q + sl), so that a warp's stores are
+ * contiguous.  A
+ * row that breaks the exactness argument marks its tile column in
+ * bad_cols.  Grid: x over a row's units, y over rows (strided).
+ */
+__global__ void prep_b_kernel(const struct sm90_prep_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	const uint32_t kt = (p.blocks + 1) / 2;
+	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t c = t / 4, sl = t % 4;
+	const int e = p.elem;
+	const uint32_t cb = e == SM90_E2M1 ? KC / 2 : KC;
+	const uint32_t sh = e == SM90_E5M2 ? 5 : 4;
+	const uint32_t mask = e == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
+
+	if (c >= kt)
+		return;
+	for (uint32_t n = blockIdx.y; n < p.rows; n += gridDim.y) {
+		const uint8_t *src = p.data + n * p.stride + (uint64_t)c * cb;
+		uint32_t lo[4], hi[4], flag = 0, m[2];
+
+		for (int blk = 0; blk < 2; blk++) {
+			bool valid = c * 2 + blk < p.blocks;
+
+			m[blk] = multiplier(e, valid ? p.scales[(uint64_t)(c * 2 + blk) *
+								 p.rows_pad + n] : 0,
+					    p.rmax[n], valid, &flag);
+		}
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			/* Word sl of elements 16q..16q+15: 4 codes (2 bytes of fp4). */
+			uint32_t w[4], x = 0;
+
+			if (c * 2 + (q >> 1) < p.blocks)
+				x = e == SM90_E2M1 ? *(const uint16_t *)(src + 8 * q + 2 * sl) :
+						     *(const uint32_t *)(src + 16 * q + 4 * sl);
+			flag |= to_e4m3(e, make_uint4(x, x, x, x), w);
+			lo[q] = bf16x2_mul(bf16_lo(w[0], sh, mask), m[q >> 1]);
+			hi[q] = bf16x2_mul(bf16_hi(w[0], sh, mask), m[q >> 1]);
+		}
+		uint4 *dst = (uint4 *)(p.out + ((uint64_t)n * kt + c) * KC * 2 + sl * 32);
+
+		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+		if (flag)
+			atomicOr(&p.bad_cols[n / BN], 1u);
+	}
+#endif
+}
+
+template <int EA>
+__global__ void __launch_bounds__(384, 1)
+gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
+		      const __grid_constant__ CUtensorMap tma_b,
+		      const __grid_constant__ CUtensorMap tma_sa,
+		      const struct sm90_bf16_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	using L = layout;
+	extern __shared__ uint8_t smem_raw[];
+	uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
+	uint64_t *empty = tmafull + STAGES;
+	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);
+	const int wg = threadIdx.x / 128;
+	const uint32_t kt = (p.blocks + 1) / 2;
+	uint32_t tile_m, tile_n;
+
+	/* Grouped raster: eight tile rows share the B tiles in L2. */
+	{
+		const uint32_t group = 8, per = group * p.tiles_n;
+		uint32_t bid = blockIdx.x, first = bid / per * group;
+		uint32_t gm = min(p.tiles_m - first, group);
+
+		tile_m = first + bid % per % gm;
+		tile_n = bid % per / gm;
+	}
+	/* B's rows of this tile cannot be done exactly here. */
+	if (p.bad_cols[tile_n]) {
+		if (threadIdx.x == 0)
+			leave_tile(p, tile_m, tile_n);
+		return;
+	}
+
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(&tmafull[s], 1);
+			mbar_init(&empty[s], 256);
+		}
+		*bad = 0;
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		fence_proxy_async();
+	}
+	__syncthreads();
+
+	if (wg == 2) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(PRODUCER_REGS));
+		if (threadIdx.x == 256) {
+			const int cba = EA == SM90_E2M1 ? KC / 2 : KC;
+			const uint32_t bytes = cba * BM + L::BFB_BYTES + L::SA_BYTES;
+
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_a) : "memory");
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_b) : "memory");
+			for (uint32_t it = 0; it < kt; it++) {
+				const int s = it % STAGES;
+				const uint32_t ph = (it / STAGES) & 1;
+
+				mbar_wait(&empty[s], ph ^ 1);
+				mbar_expect_tx(&tmafull[s], bytes);
+				tma_load_2d(smem + L::RAWA_OFF + s * L::RAWA_BYTES, &tma_a,
+					    &tmafull[s], (int)(it * cba), (int)(tile_m * BM));
+				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
+					    &tmafull[s], (int)(it * KC * 2), (int)(tile_n * BN));
+				tma_load_2d(smem + L::SA_OFF + s * L::SA_BYTES, &tma_sa,
+					    &tmafull[s], (int)(tile_m * BM), (int)(it * 2));
+			}
+		}
+	} else {
+		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+		const int q = lane % 4;
+		const int r0 = wg * 64 + warp * 16 + lane / 4;
+		const uint32_t gi = tile_m * BM + r0;
+		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
+		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
+		const struct consumer cs = {
+			smem, tmafull, empty, kt, p.blocks, r0, q, { ra0, ra1 },
+		};
+		uint32_t flag = 0;
+		float acc[128];
+		uint32_t fa[16], fb[16];
+
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			acc[i] = 0.0f;
+
+		load_frag<EA>(cs, 0, fa, &flag);
+		for (uint32_t it = 0; it < kt; it += 2) {
+			step<EA>(cs, it, acc, fa, fb, &flag);
+			if (it + 1 < kt)
+				step<EA>(cs, it + 1, acc, fb, fa, &flag);
+		}
+		wgmma_wait<0>();
+		fence_regs<128>(acc);
+		fence_u32<16>(fa);
+		fence_u32<16>(fb);
+		mbar_arrive(&empty[(kt - 1) % STAGES]);
+
+		/* All or nothing per tile: the fp8 kernel redoes a bad one. */
+		if (flag)
+			*bad = 1;
+		asm volatile("bar.sync 1, 256;" ::: "memory");
+		if (*bad) {
+			if (threadIdx.x == 0)
+				leave_tile(p, tile_m, tile_n);
+			return;
+		}
+		stage_acc(p, (float *)smem, acc, tile_n, r0, q, ra0, ra1);
+		asm volatile("bar.sync 1, 256;" ::: "memory");
+		if (p.transposed)
+			write_c(p, (const float *)smem, EPI_LDT, BN, BM, tile_n * BN,
+				tile_m * BM, p.n, p.m);
+		else
+			write_c(p, (const float *)smem, EPI_LD, BM, BN, tile_m * BM,
+				tile_n * BN, p.m, p.n);
+	}
+#endif
+}
+
+template <int EA>
+int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
+		const struct sm90_bf16_args &p)
+{
+	static bool configured;
+	cudaError_t e;
+
+	if (!configured) {
+		e = cudaFuncSetAttribute(gemm_sm90_bf16_kernel<EA>,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 layout::SMEM);
+		if (e != cudaSuccess)
+			return cuda_fail(e, "cuda-mx-sm90: shared memory");
+		configured = true;
+	}
+	gemm_sm90_bf16_kernel<EA><<<p.tiles_m * p.tiles_n, 384, layout::SMEM, cd->stream>>>(
+		maps[0], maps[1], maps[2], p);
+	return 0;
+}
+
+} /* namespace */
+
+int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
+		     const struct sm90_bf16_args &p)
+{
+	switch (p.elem_a) {
+	case SM90_E5M2:
+		return launch_inst<SM90_E5M2>(cd, maps, p);
+	case SM90_E2M3:
+		return launch_inst<SM90_E2M3>(cd, maps, p);
+	case SM90_E3M2:
+		return launch_inst<SM90_E3M2>(cd, maps, p);
+	case SM90_E2M1:
+		return launch_inst<SM90_E2M1>(cd, maps, p);
+	default:
+		return launch_inst<SM90_E4M3>(cd, maps, p);
+	}
+}
+
+bool sm90_bf16_fits(struct cuda_device *cd)
+{
+	return cd->smem_optin >= (size_t)layout::SMEM;
+}
+
+int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p)
+{
+	uint32_t units = (p.blocks + 1) / 2 * 4;
+
+	prep_b_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
+			cd->stream>>>(p);
+	return 0;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the two sm_90a MX GEMM kernels share: the PTX they are built from
+ * (mbarriers, the tensor memory accelerator, wgmma fences and shared memory
+ * descriptors), the exact re-encoding of narrow elements as e4m3 bytes, and
+ * the host-side preparation of operands (cuda_gemm_sm90.cu).
+ */
+#ifndef MXA_CUDA_SM90_CUH
+#define MXA_CUDA_SM90_CUH
+
+#include <stdint.h>
+#include <cuda.h>
+
+#include "cuda_internal.cuh"
+
+
+/*
+ * The device code exists for sm_90a only; the compute_80 PTX of this file
+ * holds empty kernels (cuda_sm90_reject() keeps them from running).
+ */
+#if !defined(__CUDA_ARCH__) || \
+	(__CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#define SM90_CODE 1
+#endif
+
+#ifdef SM90_CODE
+
+/* --- PTX ------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+		     :: "r"(smem_addr(bar)), "r"(count) : "memory");
+}
+
+static __device__ __forceinline__ void mbar_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+		     :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"
+		     :: "r"(smem_addr(bar)) : "memory");
+}
+
+static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+	uint32_t done;
+
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(smem_addr(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+
+static __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map,
+					    uint64_t *bar, int x, int y)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];"
+		     :: "r"(smem_addr(dst)), "l"((uint64_t)map), "r"(x), "r"(y),
+			"r"(smem_addr(bar))
+		     : "memory");
+}
+
+static __device__ __forceinline__ void fence_proxy_async(void)
+{
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+static __device__ __forceinline__ void wgmma_fence(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+static __device__ __forceinline__ void wgmma_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int N> static __device__ __forceinline__ void wgmma_wait(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+
+/* Keep the compiler from moving register accesses across wgmma. */
+template <int R> static __device__ __forceinline__ void fence_regs(float *r)
+{
+#pragma unroll
+	for (int i = 0; i < R; i++)
+		asm volatile("" : "+f"(r[i]) :: "memory");
+}
+
+/*
+ * Shared memory matrix descriptor: K-major rows of 128 bytes, 128-byte
+ * swizzle (layout type 1), 8-row atoms 1024 bytes apart.
+ */
+static __device__ __forceinline__ uint64_t make_desc(uint32_t addr)
+{
+	return (uint64_t)((addr & 0x3ffff) >> 4) |
+	       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+/* --- element and scale conversion ----------------------------------------------- */
+
+/* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
+static __device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
+{
+	return ((x & 0x20202020u) << 2) | (x & 0x1f1f1f1fu);
+}
+
+/* e3m2 -> e4m3 byte of value 2^-4 times. */
+static __device__ __forceinline__ uint32_t e3m2_to_e4m3(uint32_t x)
+{
+	return ((x & 0x20202020u) << 2) | ((x & 0x1f1f1f1fu) << 1);
+}
+
+/* One e2m1 code per byte (low nibble) -> e4m3 byte of value 2^-6 times. */
+static __device__ __forceinline__ uint32_t e2m1_bytes_to_e4m3(uint32_t x)
+{
+	return ((x & 0x08080808u) << 4) | ((x & 0x07070707u) << 2);
+}
+
+/* Eight packed e2m1 codes (element 2i in the low nibble) -> 8 e4m3 bytes. */
+static __device__ __forceinline__ uint2 e2m1x8_to_e4m3(uint32_t v)
+{
+	uint32_t even = e2m1_bytes_to_e4m3(v & 0x0f0f0f0fu);
+	uint32_t odd = e2m1_bytes_to_e4m3((v >> 4) & 0x0f0f0f0fu);
+
+	return make_uint2(__byte_perm(even, odd, 0x5140),
+			  __byte_perm(even, odd, 0x7362));
+}
+
+#endif /* SM90_CODE */
+
+/* --- the bf16 kernel (cuda_gemm_sm90_bf16.cu) ----------------------------------- */
+
+/*
+ * Tile of the bf16 kernel: BM rows of A by BN rows of B, K in chunks of
+ * KC elements (two MX blocks).
+ */
+enum { SM90_BF16_BM = 128, SM90_BF16_BN = 256, SM90_BF16_KC = 64 };
+
+/* Element types as the bf16 kernel converts them. */
+enum sm90_elem { SM90_E4M3, SM90_E5M2, SM90_E2M3, SM90_E3M2, SM90_E2M1 };
+
+struct sm90_bf16_args {
+	uint32_t m, n, blocks;		/* rows of A, rows of B, K / 32 */
+	int elem_a;			/* enum sm90_elem */
+	uint8_t *c;
+	uint64_t c_stride;		/* elements */
+	int bf16, accumulate;
+	int transposed;			/* C[j][i] = D[i][j]: A, B swapped */
+	uint32_t tiles_m, tiles_n;
+	/* Per row of A / B: the largest E8M0 scale other than NaN (0xff). */
+	const uint32_t *rmax_a, *rmax_b;
+	/* Per tile column: B's rows there cannot be done (sm90_prep_b()). */
+	const uint32_t *bad_cols;
+	/*
+	 * The tiles of the fp8 kernel (128 x 128, tiles_n8 per row) that
+	 * this kernel left to it: appended to list, counted in *list_count.
+	 */
+	uint32_t *list, *list_count;
+	uint32_t tiles_n8;
+};
+
+/* B (rows x 32 blocks) to bf16 for the bf16 kernel. */
+struct sm90_prep_args {
+	const uint8_t *data;
+	uint64_t stride;		/* bytes */
+	uint32_t rows, blocks, rows_pad;
+	int elem;			/* enum sm90_elem */
+	const uint8_t *scales;		/* K-major, [blocks][rows_pad] */
+	const uint32_t *rmax;
+	uint8_t *out;			/* rows x 2 * 64 * ceil(blocks / 2) bytes */
+	uint32_t *bad_cols;		/* per SM90_BF16_BN rows, zeroed */
+};
+
+int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p);
+
+/*
+ * Queue the bf16 kernel.  maps: A's codes (boxes of BM rows by KC
+ * elements), B as sm90_prep_b() made it (boxes of BN rows by KC), A's
+ * scales K-major (BM rows by 2 blocks).
+ */
+int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
+		     const struct sm90_bf16_args &p);
+/* Whether the device can run it (shared memory). */
+bool sm90_bf16_fits(struct cuda_device *cd);
+
+#endif /* MXA_CUDA_SM90_CUH */
