@@ -295,8 +295,11 @@ demo: deps all
 deps:
 	@scripts/install-deps.sh
 
+# MXACCEL_NVCC tells tests/abi/test_cuda_plugin.sh whether the plugin was
+# built (empty: no nvcc, or NVCC=).
 check: deps all tests $(CHECK_DEPS)
-	@MXACCEL_BUILD=$(BUILD) tests/run-tests.sh $(TEST_BINS) $(SCRIPT_TESTS)
+	@MXACCEL_BUILD=$(BUILD) MXACCEL_NVCC='$(NVCC)' \
+		tests/run-tests.sh $(TEST_BINS) $(SCRIPT_TESTS)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
