@@ -90,6 +90,8 @@ struct quant_params {
 	uint32_t rows, blocks;
 	int swizzled;
 	int elem, mode;
+	uint64_t swz_groups;	/* swizzled: groups of 4 blocks a row, padded */
+	int vec_store;		/* span kernel: code stores of a lane aligned */
 };
 
 /* 32 fp32 bit patterns of block b of row r (bf16 widened exactly). */
@@ -270,124 +272,424 @@ __global__ void quantize_kernel(const struct quant_params p)
 }
 
 /*
- * Quantization with TPB threads per block of 32, each loading 16 bytes, so
- * that a warp's loads are contiguous: 4 threads of 8 bf16, or 8 of 4 fp32.
- * Each thread has U such loads in flight before it computes.  The block's
- * amax is an unsigned max over the lanes (a NaN, mapped to 0x7fc00000, is
- * above every other |x|, as the core's NaN rule needs).  Needs a 16-byte
- * aligned source row and fewer than 2^31 threads' worth of work.
+ * The span kernel, for 16-byte aligned sources: each warp quantizes
+ * QSPAN_U x 512 contiguous bytes of one source row, lane l loading bytes
+ * 16 l, 16 (l + 32), ... of them, so that every load instruction of a warp
+ * reads 512 contiguous bytes and each thread has QSPAN_U loads in flight.
+ * 16 bytes are 8 bf16 or 4 fp32 elements: 4 (bf16) or 8 (fp32) neighbouring
+ * lanes hold a block of 32, its amax is a shuffle among them, and each of
+ * them computes the block's scale.  The grid is spans of a row (x) by
+ * groups of QSPAN_ROWS rows (y), one row per warp, so no index needs a
+ * division.  Element type and scale mode are template parameters: the
+ * constants fold into the instructions and no table is read.
+ *
+ * Unlike quantize_kernel, it does not run the core's code for fp6 and fp4
+ * codes, whose integer rounding would make it compute-bound: it rounds
+ * with fp32 (or, for bf16 sources, packed bf16) arithmetic instead, which
+ * was compared with encode_floatx() for every fp32 input, and for every
+ * bf16 input under every scale, on the host and on an H200.  Scales come
+ * from qscale(), compared with mxcore_scale() for every amax and mode.
  */
-template <int TPB>
-static __device__ __forceinline__ void quant_chunk(const struct quant_params &p,
-						   const struct mxcore_format &f,
-						   uint4 v, uint32_t blk, int j)
+#define QSPAN_U 4
+#define QSPAN_ROWS 8
+
+/*
+ * Element constants as compile-time values (lib/core/mxcore_elem.c, and
+ * rcp_max_f32[] of lib/core/mxcore_quant.c for RCEIL).
+ */
+template <int E> struct qelem {
+	static constexpr int mbits = E == MXCORE_E4M3 || E == MXCORE_E2M3 ? 3 :
+				     E == MXCORE_E2M1 ? 1 : 2;
+	static constexpr int bias = E == MXCORE_E4M3 ? 7 : E == MXCORE_E5M2 ? 15 :
+				    E == MXCORE_E3M2 ? 3 : 1;
+	static constexpr int emax = E == MXCORE_E4M3 ? 8 : E == MXCORE_E5M2 ? 15 :
+				    E == MXCORE_E3M2 ? 4 : 2;
+	static constexpr int code_bits = E == MXCORE_E2M1 ? 4 :
+					 E == MXCORE_E4M3 || E == MXCORE_E5M2 ? 8 : 6;
+	static constexpr uint32_t max_f32 = E == MXCORE_E4M3 ? 0x43e00000u :
+					    E == MXCORE_E5M2 ? 0x47600000u :
+					    E == MXCORE_E2M3 ? 0x40f00000u :
+					    E == MXCORE_E3M2 ? 0x41e00000u : 0x40c00000u;
+	static constexpr uint32_t rcp_max = E == MXCORE_E4M3 ? 0x3b124925u :
+					    E == MXCORE_E5M2 ? 0x37924925u :
+					    E == MXCORE_E2M3 ? 0x3e088889u :
+					    E == MXCORE_E3M2 ? 0x3d124925u : 0x3e2aaaabu;
+	/* Where encode_small() leaves the code, and the code's sign bit. */
+	static constexpr int shift = 23 - mbits;
+	static constexpr int sign_bit = code_bits - 1;
+	/* fp32 bits of the smallest normal, 2^(1 - bias). */
+	static constexpr uint32_t min_normal = (uint32_t)(127 + 1 - bias) << 23;
+	/* 2^(bias - 127): maps the smallest normal to fp32's. */
+	static constexpr uint32_t code_scale = (uint32_t)bias << 23;
+	/*
+	 * encode_floatx() of a NaN.  The only NaN a block's products can be
+	 * is 0x7fffffff, the GPU's (and mxcore_f32_mul()'s): a NaN or Inf in
+	 * the block makes the scale NaN, its reciprocal NaN and every product
+	 * 0x7fffffff; otherwise no product is a NaN.  encode_floatx() takes
+	 * it through its normal branch, with wrapping integer arithmetic.
+	 */
+	static constexpr uint32_t nan_code =
+		((0x7fffffffu + ((uint32_t)(bias - 127) << 23) +
+		  ((1u << (shift - 1)) - 1) + ((0x7fffffffu >> shift) & 1)) >> shift) & 0xff;
+};
+
+/*
+ * |y| as an fp6/fp4 code, as encode_floatx() rounds it (to nearest, ties
+ * to even code, saturating at the largest finite value) for every y but a
+ * NaN, returned shifted up by qelem<E>::shift with no other bit set.
+ *
+ * Integer rounding of the bit pattern needs a case for the element's
+ * subnormals, one for saturation and several operations per element; here
+ * fp32 arithmetic does it: p is 2^(exponent of |y|), at least the smallest
+ * normal, so p * 2^(23 - mbits) has an ulp of the element's spacing in
+ * |y|'s binade (or among its subnormals), and adding it rounds |y| to that
+ * spacing once, to nearest even; taking it away again is exact.  The
+ * rounded value times 2^(bias - 127) lands the element's smallest normal
+ * on fp32's, so that its bits are the code's, shifted up by 23 - mbits.
+ */
+template <int E>
+static __device__ __forceinline__ uint32_t encode_small(uint32_t y)
 {
-	constexpr int EPT = 32 / TPB;
-	const bool valid = blk < p.rows * p.blocks;
-	const uint32_t r = valid ? blk / p.blocks : 0, b = valid ? blk % p.blocks : 0;
-	uint32_t x[EPT], amax = 0, w[2] = { 0, 0 };
-	uint8_t scale;
-	float rcp;
-	int k;
+	typedef qelem<E> F;
+	const float k = (float)(1u << F::shift);
+	float a = fminf(fabsf(__uint_as_float(y)), __uint_as_float(F::max_f32));
+	float p = __uint_as_float(__float_as_uint(fmaxf(a, __uint_as_float(F::min_normal))) &
+				  0x7f800000u);
+	float t = __fmaf_rn(p, k, a);
 
-	if (EPT == 8) {
-		uint32_t in[4] = { v.x, v.y, v.z, v.w };
-
-		for (k = 0; k < 4; k++) {
-			x[2 * k] = in[k] << 16;
-			x[2 * k + 1] = in[k] & 0xffff0000u;
-		}
-	} else {
-		x[0] = v.x;
-		x[1] = v.y;
-		x[2] = v.z;
-		x[3] = v.w;
-	}
-	for (k = 0; k < EPT; k++) {
-		uint32_t a = x[k] & ~F32_SIGN;
-
-		a = mxcore_f32_isnan(a) ? 0x7fc00000u : a;
-		amax = a > amax ? a : amax;
-	}
-	for (k = 1; k < TPB; k <<= 1)
-		amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, k));
-	if (!valid)
-		return;
-	scale = quant_scale(p.elem, p.mode, amax);
-	rcp = __uint_as_float(scale_reciprocal(scale));
-	if (f.code_bits == 8) {
-		for (k = 0; k < EPT; k += 2) {
-			uint32_t y0 = __float_as_uint(__fmul_rn(__uint_as_float(x[k]), rcp));
-			uint32_t y1 = __float_as_uint(__fmul_rn(__uint_as_float(x[k + 1]), rcp));
-
-			w[k / 4] |= cvt_fp8x2(&f, p.elem == MXCORE_E5M2, y0, y1) << (8 * (k % 4));
-		}
-	} else {
-		for (k = 0; k < EPT; k++) {
-			uint32_t y = __float_as_uint(__fmul_rn(__uint_as_float(x[k]), rcp));
-			uint32_t code = encode_floatx_fast(&f, y) & 0xff;
-
-			if (p.elem == MXCORE_E2M1)
-				w[k / 8] |= code << (4 * (k % 8));
-			else
-				w[k / 4] |= code << (8 * (k % 4));
-		}
-	}
-	{
-		/* EPT codes: bytes, or EPT / 2 bytes of packed e2m1. */
-		const int nbytes = p.elem == MXCORE_E2M1 ? EPT / 2 : EPT;
-		uint8_t *dst = p.data + r * p.data_stride +
-			       (uint64_t)b * block_bytes(p.elem) + j * nbytes;
-
-		if (nbytes == 8 && !((uintptr_t)dst & 7)) {
-			*(uint2 *)dst = make_uint2(w[0], w[1]);
-		} else if (nbytes == 4 && !((uintptr_t)dst & 3)) {
-			*(uint32_t *)dst = w[0];
-		} else {
-			for (k = 0; k < nbytes; k++)
-				dst[k] = (uint8_t)(w[k / 4] >> (8 * (k % 4)));
-		}
-	}
-	if (j == 0)
-		p.scale[p.swizzled ? mxcore_swizzle_index(p.rows, p.blocks, r, b) :
-				     r * p.scale_stride + b] = scale;
+	return __float_as_uint(__fmul_rn(__fmaf_rn(p, -k, t),
+					 __uint_as_float(F::code_scale)));
 }
 
-#define QUANT_ILP 4
-
-template <int TPB>
-__global__ void quantize_fast_kernel(const struct quant_params p)
+/* Two bf16 in one register, both halves at once. */
+static __device__ __forceinline__ uint32_t bf16x2_fma(uint32_t a, uint32_t b, uint32_t c)
 {
-	constexpr int EPT = 32 / TPB;
-	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-	const uint32_t per = gridDim.x * blockDim.x / TPB;
-	const uint32_t total = p.rows * p.blocks;
-	const struct mxcore_format f = *mxcore_format((enum mxcore_elem)p.elem);
-	const int j = (int)(t % TPB);
-	uint4 v[QUANT_ILP];
-	int u;
+	uint32_t d;
 
-	for (u = 0; u < QUANT_ILP; u++) {
-		uint32_t blk = t / TPB + u * per;
+	asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
 
-		v[u] = make_uint4(0, 0, 0, 0);
-		if (blk < total) {
-			uint32_t r = blk / p.blocks, b = blk % p.blocks;
+static __device__ __forceinline__ uint32_t bf16x2_min(uint32_t a, uint32_t b)
+{
+	uint32_t d;
 
-			v[u] = *(const uint4 *)(p.src + r * p.src_stride +
-						((uint64_t)b * 32 + j * EPT) *
-						(p.src_bf16 ? 2 : 4));
+	asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+
+static __device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b)
+{
+	uint32_t d;
+
+	asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+	return d;
+}
+
+/* The bf16 bits of fp32 bits x (exact: x is a bf16 value) in both halves. */
+static constexpr __host__ __device__ uint32_t bf16x2_dup(uint32_t x)
+{
+	return (x >> 16) * 0x10001u;
+}
+
+/*
+ * encode_small() of two bf16 elements at once, with their signs, for bf16
+ * sources (fp32 arithmetic per element costs too many instructions there
+ * to keep up with memory): w holds the elements (the even one in the low
+ * half), a is w without its sign bits and rcp2 the scale's reciprocal as
+ * bf16 in both halves.  Returns each element's code with its sign bit in
+ * the low code_bits of its half.
+ *
+ * A bf16 times a power of two is exact in bf16 unless it falls below
+ * 2^-126; there it and the fp32 product are both far below half the
+ * element's smallest subnormal, so code 0 either way.  Otherwise the bf16
+ * product is the fp32 product, and encode_small()'s steps work in bf16 as
+ * they do in fp32: with bf16's 7 mantissa bits, p * 2^(7 - mbits) has the
+ * element's spacing as its ulp, the fused multiply-adds round once, and the
+ * final product lands on bf16's subnormals as it does on fp32's.  The sign
+ * rides on that product (the rounded |y| is never negative; 0 times -2^k
+ * is -0), so that the code sits under bf16's sign bit, ready to shift.
+ */
+template <int E>
+static __device__ __forceinline__ uint32_t encode_small_bf16x2(uint32_t w, uint32_t a,
+							       uint32_t rcp2)
+{
+	typedef qelem<E> F;
+	constexpr uint32_t k = bf16x2_dup((uint32_t)(127 + 7 - F::mbits) << 23);
+	constexpr uint32_t neg_k = k | 0x80008000u;
+	constexpr uint32_t neg_zero = 0x80008000u;	/* x * y + -0 is x * y */
+	uint32_t y = bf16x2_fma(a, rcp2, neg_zero);
+	uint32_t p, t, c;
+
+	y = bf16x2_min(y, bf16x2_dup(F::max_f32));
+	p = bf16x2_max(y, bf16x2_dup(F::min_normal)) & 0x7f807f80u;
+	t = bf16x2_fma(p, k, y);
+	c = bf16x2_fma(bf16x2_fma(p, neg_k, t),
+		       (w & 0x80008000u) | bf16x2_dup(F::code_scale), neg_zero);
+	/* Code bits below bf16's exponent's top bits, which are 0; sign at 15. */
+	return ((c >> (7 - F::mbits)) | (c >> (15 - F::sign_bit))) &
+	       (((1u << F::code_bits) - 1) * 0x10001u);
+}
+
+/*
+ * mxcore_scale() with the element's constants folded in, for an amax with
+ * its sign bit clear (any NaN amax gives the NaN scale, as 0x7fc00000
+ * does in the core); RCEIL multiplies on the hardware as quant_scale().
+ */
+template <int E, int MODE>
+static __device__ __forceinline__ uint32_t qscale(uint32_t amax)
+{
+	typedef qelem<E> F;
+	uint32_t up = 0;
+	int s;
+
+	if (MODE == MXCORE_RCEIL)
+		return e8m0_round_up(__float_as_uint(__fmul_rn(__uint_as_float(amax),
+							       __uint_as_float(F::rcp_max))));
+	if (MODE == MXCORE_EVEN && amax <= F32_INF)
+		amax = (amax + (1u << (22 - F::mbits))) & 0xff800000u;
+	if (MODE == MXCORE_CEIL)
+		up = (amax & 0x7fffff) != 0;
+	if (amax >= F32_INF)
+		return MXCORE_SCALE_NAN;
+	s = (int)(amax >> 23) + (int)up - F::emax;
+	return s < 0 ? 0 : (uint32_t)s;
+}
+
+/* scale_reciprocal() without branches. */
+static __device__ __forceinline__ uint32_t qscale_rcp(uint32_t sc)
+{
+	uint32_t r = (254 - sc) << 23;
+
+	r = sc == 254 ? 0x00400000u : r;
+	return sc == MXCORE_SCALE_NAN ? 0x7f800001u : r;
+}
+
+/* A 16-byte load marked streaming (evict first): the source is read once. */
+static __device__ __forceinline__ uint4 load_stream(const uint8_t *s)
+{
+	return __ldcs((const uint4 *)s);
+}
+
+/*
+ * One lane's 16 source bytes of block b to NB code bytes in w (e2m1:
+ * packed two a byte, the even element in the low nibble, as
+ * mxcore_quantize_block() packs them); returns the block's scale.
+ */
+template <bool BF16, int E, int MODE>
+static __device__ __forceinline__ uint32_t quant_lane(uint4 v, uint32_t *w)
+{
+	typedef qelem<E> F;
+	constexpr int TPB = BF16 ? 4 : 8;
+	const uint32_t in[4] = { v.x, v.y, v.z, v.w };
+	uint32_t mag[4], amax, sc, rcp;
+	int k;
+
+	/*
+	 * amax as an unsigned max of |x|: a NaN is above every other |x|
+	 * and makes the scale NaN, as the core's 0x7fc00000 does.
+	 */
+	if constexpr (BF16) {
+		uint32_t m;
+
+		for (k = 0; k < 4; k++)
+			mag[k] = in[k] & 0x7fff7fffu;
+		m = __vmaxu2(__vmaxu2(mag[0], mag[1]), __vmaxu2(mag[2], mag[3]));
+		for (k = 1; k < TPB; k <<= 1)
+			m = __vmaxu2(m, __shfl_xor_sync(0xffffffffu, m, k));
+		amax = max(m << 16, m & 0xffff0000u);
+	} else {
+		for (k = 0; k < 4; k++)
+			mag[k] = in[k] & ~F32_SIGN;
+		amax = max(max(mag[0], mag[1]), max(mag[2], mag[3]));
+		for (k = 1; k < TPB; k <<= 1)
+			amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, k));
+	}
+	sc = qscale<E, MODE>(amax);
+	rcp = qscale_rcp(sc);
+
+	if constexpr (F::code_bits == 8) {
+		const float f = __uint_as_float(rcp);
+		uint32_t x[8];
+
+		for (k = 0; k < 4; k++) {
+			if constexpr (BF16) {
+				x[2 * k] = in[k] << 16;
+				x[2 * k + 1] = in[k] & 0xffff0000u;
+			} else {
+				x[k] = in[k];
+			}
+		}
+		for (k = 0; k < (BF16 ? 8 : 4); k += 2) {
+			uint32_t c = cvt_fp8x2(mxcore_format((enum mxcore_elem)E),
+					       E == MXCORE_E5M2,
+					       __float_as_uint(__fmul_rn(__uint_as_float(x[k]), f)),
+					       __float_as_uint(__fmul_rn(__uint_as_float(x[k + 1]), f)));
+
+			if (k % 4)
+				w[k / 4] |= c << 16;
+			else
+				w[k / 4] = c;
+		}
+	} else if constexpr (BF16) {
+		/*
+		 * The reciprocal as bf16: exact, as every scale but the NaN one
+		 * is at most 253, and the NaN scale's codes are replaced below.
+		 */
+		const uint32_t rcp2 = __byte_perm(rcp, 0, 0x3232);
+		uint32_t m[4];
+
+		for (k = 0; k < 4; k++)
+			m[k] = encode_small_bf16x2<E>(in[k], mag[k], rcp2);
+		if constexpr (E == MXCORE_E2M1) {
+			/* Nibbles at 0 and 16 to bytes, then pairs to bytes. */
+			uint32_t b0 = __byte_perm(m[0], m[1], 0x6420);
+			uint32_t b1 = __byte_perm(m[2], m[3], 0x6420);
+
+			b0 |= b0 >> 4;
+			b1 |= b1 >> 4;
+			w[0] = __byte_perm(b0, b1, 0x6420);
+		} else {
+			w[0] = __byte_perm(m[0], m[1], 0x6420);
+			w[1] = __byte_perm(m[2], m[3], 0x6420);
+		}
+	} else {
+		/* Codes per 32-bit word: 8 nibbles or 4 bytes. */
+		constexpr int PER = E == MXCORE_E2M1 ? 8 : 4;
+		constexpr int BITS = 32 / PER;
+
+		for (k = 0; k < 4; k++) {
+			/* y has x's sign: the reciprocal is positive. */
+			uint32_t y = __float_as_uint(__fmul_rn(__uint_as_float(in[k]),
+							       __uint_as_float(rcp)));
+			uint32_t c = encode_small<E>(y) >> F::shift |
+				     in[k] >> 31 << F::sign_bit;
+
+			if (k)
+				w[0] |= c << (BITS * k);
+			else
+				w[0] = c;
 		}
 	}
-	for (u = 0; u < QUANT_ILP; u++)
-		quant_chunk<TPB>(p, f, v[u], t / TPB + u * per, j);
+	if constexpr (F::code_bits != 8) {
+		constexpr int PER = E == MXCORE_E2M1 ? 8 : 4;
+		constexpr uint32_t nan_word = F::nan_code * (E == MXCORE_E2M1 ? 0x11111111u :
+								       0x01010101u);
+
+		if (sc == MXCORE_SCALE_NAN) {
+			for (k = 0; k < ((BF16 ? 8 : 4) + PER - 1) / PER; k++)
+				w[k] = nan_word;
+		}
+	}
+	return sc;
+}
+
+template <bool BF16, int E, int MODE>
+__global__ void __launch_bounds__(QSPAN_ROWS * 32)
+quantize_span_kernel(const struct quant_params p)
+{
+	constexpr int TPB = BF16 ? 4 : 8;	/* lanes per block of 32 */
+	constexpr int EPT = 32 / TPB;		/* elements per lane and load */
+	constexpr int NB = E == MXCORE_E2M1 ? EPT / 2 : EPT;	/* code bytes */
+	const uint32_t lane = threadIdx.x % 32;
+	const uint32_t segs = p.blocks * TPB;	/* 16-byte loads a row */
+	const uint32_t q0 = blockIdx.x * (QSPAN_U * 32) + lane;
+	/* This lane's first block, and the step in scale bytes per load. */
+	const uint32_t b0 = q0 / TPB;
+	const uint32_t sstep = p.swizzled ? 32 / TPB / 4 * 512 : 32 / TPB;
+	uint32_t r;
+
+	for (r = blockIdx.y * QSPAN_ROWS + threadIdx.x / 32; r < p.rows;
+	     r += gridDim.y * QSPAN_ROWS) {
+		const uint8_t *src = p.src + r * p.src_stride;
+		uint8_t *codes = p.data + r * p.data_stride + (uint64_t)q0 * NB;
+		uint8_t *scale = p.scale;
+		uint4 v[QSPAN_U];
+		int u;
+
+		for (u = 0; u < QSPAN_U; u++) {
+			uint32_t q = q0 + u * 32;
+
+			v[u] = q < segs ? load_stream(src + (uint64_t)q * 16) :
+					  make_uint4(0, 0, 0, 0);
+		}
+		/* mxcore_swizzle_index(); blocks b0 + u * 32 / TPB keep b % 4. */
+		if (p.swizzled)
+			scale += (uint64_t)(r / 128) * p.swz_groups * 512 +
+				 r % 32 * 16 + r / 32 % 4 * 4 + b0 / 4 * 512 + b0 % 4;
+		else
+			scale += (uint64_t)r * p.scale_stride + b0;
+		for (u = 0; u < QSPAN_U; u++) {
+			uint32_t w[(NB + 3) / 4], sc;
+			uint8_t *dst = codes + u * 32 * NB;
+			int k;
+
+			sc = quant_lane<BF16, E, MODE>(v[u], w);
+			if (q0 + u * 32 >= segs)
+				continue;
+			if (!p.vec_store) {
+				for (k = 0; k < NB; k++)
+					dst[k] = (uint8_t)(w[k / 4] >> (8 * (k % 4)));
+			} else if constexpr (NB == 8) {
+				*(uint2 *)dst = make_uint2(w[0], w[1]);
+			} else if constexpr (NB == 4) {
+				*(uint32_t *)dst = w[0];
+			} else {
+				*(uint16_t *)dst = (uint16_t)w[0];
+			}
+			if (lane % TPB == 0)
+				scale[u * sstep] = (uint8_t)sc;
+		}
+	}
+}
+
+template <bool BF16, int E>
+static void launch_span_mode(const struct quant_params &p, dim3 grid, cudaStream_t s)
+{
+	switch (p.mode) {
+	case MXCORE_FLOOR:
+		quantize_span_kernel<BF16, E, MXCORE_FLOOR><<<grid, QSPAN_ROWS * 32, 0, s>>>(p);
+		break;
+	case MXCORE_RCEIL:
+		quantize_span_kernel<BF16, E, MXCORE_RCEIL><<<grid, QSPAN_ROWS * 32, 0, s>>>(p);
+		break;
+	case MXCORE_CEIL:
+		quantize_span_kernel<BF16, E, MXCORE_CEIL><<<grid, QSPAN_ROWS * 32, 0, s>>>(p);
+		break;
+	default:
+		quantize_span_kernel<BF16, E, MXCORE_EVEN><<<grid, QSPAN_ROWS * 32, 0, s>>>(p);
+		break;
+	}
+}
+
+template <bool BF16>
+static void launch_span(const struct quant_params &p, dim3 grid, cudaStream_t s)
+{
+	switch (p.elem) {
+	case MXCORE_E4M3:
+		launch_span_mode<BF16, MXCORE_E4M3>(p, grid, s);
+		break;
+	case MXCORE_E5M2:
+		launch_span_mode<BF16, MXCORE_E5M2>(p, grid, s);
+		break;
+	case MXCORE_E2M3:
+		launch_span_mode<BF16, MXCORE_E2M3>(p, grid, s);
+		break;
+	case MXCORE_E3M2:
+		launch_span_mode<BF16, MXCORE_E3M2>(p, grid, s);
+		break;
+	default:
+		launch_span_mode<BF16, MXCORE_E2M1>(p, grid, s);
+		break;
+	}
 }
 
 int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 {
 	struct quant_params p;
 	struct mx_view v = view(&job->a);
-	uint64_t total;
+	uint64_t total, segs, spans;
+	unsigned int nb;
 
 	p.src = cuda_ptr(job->dense.buf, job->dense.offset);
 	p.src_stride = cuda_host->dense_stride(&job->dense);
@@ -399,8 +701,10 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 	p.rows = v.rows;
 	p.blocks = v.blocks;
 	p.swizzled = v.swizzled;
+	p.swz_groups = ((uint64_t)p.blocks + 3) / 4;
 	p.elem = job->a.elem;
 	p.mode = job->mode;
+	p.vec_store = 0;
 	total = (uint64_t)p.rows * p.blocks;
 	if (p.swizzled) {
 		/* Padding entries are written as 0, like to_blocked(). */
@@ -412,19 +716,25 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 			return cuda_fail(e, "quantize: memset");
 	}
 	/*
-	 * fp6 and fp4 encoding is arithmetic enough that 16-byte loads by
-	 * neighbouring threads (and 32-bit indices, where they suffice) pay;
-	 * fp8 is faster one thread per block (measured: Documentation/cuda.rst).
+	 * The span kernel needs 16-byte aligned source rows.  A row of fewer
+	 * than 32 16-byte loads would leave most lanes of its warp idle:
+	 * such narrow matrices go to one thread per block.  Rows past
+	 * 65535 groups loop in the kernel.
 	 */
-	if (p.elem != MXCORE_E4M3 && p.elem != MXCORE_E5M2 &&
-	    !((uintptr_t)p.src & 15) && !(p.src_stride & 15) &&
-	    total * 8 + 4096 < (1ull << 31)) {
+	segs = (uint64_t)p.blocks * (p.src_bf16 ? 4 : 8);
+	spans = (segs + QSPAN_U * 32 - 1) / (QSPAN_U * 32);
+	if (!((uintptr_t)p.src & 15) && !(p.src_stride & 15) && segs >= 32 &&
+	    segs < (1ull << 32) - QSPAN_U * 32 && spans <= 0x7fffffff) {
+		uint64_t groups = ((uint64_t)p.rows + QSPAN_ROWS - 1) / QSPAN_ROWS;
+		dim3 grid((unsigned int)spans, groups > 65535 ? 65535 : (unsigned int)groups);
+
+		/* Code bytes per lane and load; vector stores where aligned. */
+		nb = (p.src_bf16 ? 8 : 4) / (p.elem == MXCORE_E2M1 ? 2 : 1);
+		p.vec_store = !((uintptr_t)p.data % nb) && !(p.data_stride % nb);
 		if (p.src_bf16)
-			quantize_fast_kernel<4><<<grid_1d(total * 4, 256 * QUANT_ILP), 256,
-						  0, cd->stream>>>(p);
+			launch_span<true>(p, grid, cd->stream);
 		else
-			quantize_fast_kernel<8><<<grid_1d(total * 8, 256 * QUANT_ILP), 256,
-						  0, cd->stream>>>(p);
+			launch_span<false>(p, grid, cd->stream);
 		return 0;
 	}
 	quantize_kernel<<<grid_1d(total, 128), 128, 0, cd->stream>>>(p);
