@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90: the fused MX x MX GEMM for Hopper (sm_90a).
+ * cuda-mx-sm90: the fused MX x MX GEMM for Hopper (sm_90a): the operands'
+ * preparation, the choice of kernel, and the fp8 kernel.
+ *
+ * M > 64 goes to the bf16 kernel (cuda_gemm_sm90_bf16.cu), with the smaller
+ * operand as its pre-converted B; the tiles it cannot do exactly (NaN/Inf
+ * codes, NaN scales, scale spans too wide) are then done by the fp8 kernel
+ * below, which walks their list.  M <= 64 (decode), and MXACCEL_CUDA_TILE
+ * = dbuf, single or quad, use the fp8 kernel alone.
+ *
+ * The fp8 kernel:
  *
  * Elements become fp8 exactly, scales stay per 32-block and exact:
  *
@@ -443,42 +452,53 @@ struct scale_src {
 	uint32_t rows, blocks, rows_pad;
 	uint32_t swz_tiles;		/* Cp / 4 of the swizzled layout */
 	int swizzled;
-	/* Where not NULL: per row, the largest scale but NaN (zeroed first). */
+	/* Where not NULL: per row (rows_pad), the largest scale but NaN. */
 	uint32_t *rmax;
 };
 
 __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
 {
 	__shared__ uint8_t tile[32][33];
-	uint32_t kb0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
-	int tx = threadIdx.x, ty = threadIdx.y;
+	const uint32_t r0 = blockIdx.x * 32;
+	const int tx = threadIdx.x, ty = threadIdx.y;
+	uint32_t m[4] = { 0, 0, 0, 0 };
 
-	for (int i = ty; i < 32; i += 8) {
-		uint32_t r = r0 + i, kb = kb0 + tx;
-		uint8_t v = 0;
+	/*
+	 * CTAs over 32 rows by 32-block column groups; with rmax one CTA walks
+	 * a row group's blocks (gridDim.y = 1), so maxima need no atomics.
+	 */
+	for (uint32_t kb0 = blockIdx.y * 32; kb0 < p.blocks; kb0 += gridDim.y * 32) {
+		for (int i = ty, j = 0; i < 32; i += 8, j++) {
+			uint32_t r = r0 + i, kb = kb0 + tx;
+			uint8_t v = 0;
 
-		if (r < p.rows && kb < p.blocks) {
-			uint64_t at = p.swizzled ?
-				((uint64_t)(r / 128) * p.swz_tiles + kb / 4) * 512 +
-				(r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
-				r * p.stride + kb;
+			if (r < p.rows && kb < p.blocks) {
+				uint64_t at = p.swizzled ?
+					((uint64_t)(r / 128) * p.swz_tiles + kb / 4) * 512 +
+					(r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
+					r * p.stride + kb;
 
-			v = p.scale[at];
+				v = p.scale[at];
+			}
+			tile[i][tx] = v;
+			m[j] = max(m[j], v == 0xff ? 0u : (uint32_t)v);
 		}
-		tile[i][tx] = v;
-		if (p.rmax) {
-			uint32_t m = __reduce_max_sync(0xffffffffu, v == 0xff ? 0 : v);
+		__syncthreads();
+		for (int i = ty; i < 32; i += 8) {
+			uint32_t kb = kb0 + i, r = r0 + tx;
 
-			if (tx == 0 && r < p.rows && m)
-				atomicMax(&p.rmax[r], m);
+			if (kb < p.blocks && r < p.rows_pad)
+				out[(uint64_t)kb * p.rows_pad + r] = tile[tx][i];
 		}
+		__syncthreads();
 	}
-	__syncthreads();
-	for (int i = ty; i < 32; i += 8) {
-		uint32_t kb = kb0 + i, r = r0 + tx;
+	if (p.rmax) {
+		for (int i = ty, j = 0; i < 32; i += 8, j++) {
+			uint32_t v = __reduce_max_sync(0xffffffffu, m[j]);
 
-		if (kb < p.blocks && r < p.rows_pad)
-			out[(uint64_t)kb * p.rows_pad + r] = tile[tx][i];
+			if (tx == 0 && r0 + i < p.rows_pad)
+				p.rmax[r0 + i] = v;
+		}
 	}
 }
 
@@ -622,12 +642,8 @@ int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: scale scratch");
 	src.rmax = rmax ? (uint32_t *)((uint8_t *)*scratch + rmax_off) : NULL;
-	if (rmax) {
-		e = cudaMemsetAsync(src.rmax, 0, (size_t)src.rows_pad * 4, cd->stream);
-		if (e != cudaSuccess)
-			return cuda_fail(e, "cuda-mx-sm90: memset");
-	}
-	scales_kmajor_kernel<<<dim3((src.blocks + 31) / 32, (src.rows_pad + 31) / 32),
+	scales_kmajor_kernel<<<dim3((src.rows_pad + 31) / 32,
+				    rmax ? 1 : (src.blocks + 31) / 32),
 			       dim3(32, 8), 0, cd->stream>>>(src, (uint8_t *)*scratch);
 	return 0;
 }

@@ -54,7 +54,10 @@
 namespace {
 
 constexpr int BM = SM90_BF16_BM, BN = SM90_BF16_BN, KC = SM90_BF16_KC;
-constexpr int STAGES = 4;
+#ifndef SM90_BF16_STAGES
+#define SM90_BF16_STAGES 4
+#endif
+constexpr int STAGES = SM90_BF16_STAGES;
 
 struct layout {
 	static constexpr int BFB_BYTES = BN * KC * 2;

@@ -9,7 +9,8 @@
  *   cuda-quantize, cuda-dequantize  lib/core on the GPU, bit-exact
  *   cuda-exact      the exact reference GEMM (lib/core on the GPU),
  *                   bit-identical to cpu-exact: EMULATED
- *   cuda-mx-sm90    the fused MX GEMM for Hopper (TMA + wgmma fp8, per-32
+ *   cuda-mx-sm90    the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
+ *                   scales folded into exact operands; fp8 with per-32
  *                   scale promotion): NATIVE
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
@@ -117,7 +118,7 @@ static int cuda_open(struct mxa_device *dev)
 		 prop.totalGlobalMem >> 20, rt / 1000, rt % 1000 / 10,
 		 drv / 1000, drv % 1000 / 10,
 		 cuda_sm90_reject(cd) ? "; no native MX GEMM on this architecture" :
-		 "; native MX GEMM: TMA + wgmma fp8");
+		 "; native MX GEMM: TMA + wgmma");
 	dev->info.host_visible = 0;
 	dev->info.conformance = 0;
 	return 0;
@@ -240,7 +241,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90 */
 		.name = "cuda-mx-sm90",
-		.summary = "fused MX GEMM for sm_90a: TMA + wgmma fp8, exact per-32 scales promoted in fp32 (Documentation/cuda.rst)",
+		.summary = "fused MX GEMM for sm_90a: TMA + wgmma bf16 on exact operands with the per-32 scales folded in (fp8 with per-32 fp32 promotion where they cannot be) (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,

@@ -567,7 +567,7 @@ int main(void)
 	printf("cuda-exact: %u cases bit-identical to cpu-exact\n", n_exact);
 	check_batch();
 	if (have_native) {
-		static const char *const tiles[] = { "single", "quad" };
+		static const char *const tiles[] = { "dbuf", "single", "quad" };
 		unsigned int t, sh;
 
 		bounded_all("cuda-mx-sm90", &st_native);
