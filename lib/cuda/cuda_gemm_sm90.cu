@@ -4,10 +4,11 @@
  * preparation, the choice of kernel, and the fp8 kernel.
  *
  * M > 64 goes to the bf16 kernel (cuda_gemm_sm90_bf16.cu), with the smaller
- * operand as its pre-converted B; the tiles it cannot do exactly (NaN/Inf
+ * operand as its pre-converted B, M <= 64 to the decode kernel
+ * (cuda_gemm_sm90_decode.cu); the tiles they cannot do exactly (NaN/Inf
  * codes, NaN scales, scale spans too wide) are then done by the fp8 kernel
- * below, which walks their list.  M <= 64 (decode), and MXACCEL_CUDA_TILE
- * = dbuf, single or quad, use the fp8 kernel alone.
+ * below, which walks their list.  MXACCEL_CUDA_TILE = dbuf, single or quad
+ * use the fp8 kernel alone.
  *
  * The fp8 kernel:
  *
@@ -454,6 +455,8 @@ struct scale_src {
 	int swizzled;
 	/* Where not NULL: per row (rows_pad), the largest scale but NaN. */
 	uint32_t *rmax;
+	/* Where not NULL: nothing to do unless *only_if (a tile list count). */
+	const uint32_t *only_if;
 };
 
 __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
@@ -463,6 +466,8 @@ __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
 	const int tx = threadIdx.x, ty = threadIdx.y;
 	uint32_t m[4] = { 0, 0, 0, 0 };
 
+	if (p.only_if && !*p.only_if)
+		return;
 	/*
 	 * CTAs over 32 rows by 32-block column groups; with rmax one CTA walks
 	 * a row group's blocks (gridDim.y = 1), so maxima need no atomics.
@@ -622,7 +627,8 @@ struct operand make_operand(const struct mxa_matrix *m)
  * also each row's largest scale but NaN, in the same scratch after them.
  */
 int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
-		  bool rmax, void **scratch, uint32_t *rows_pad)
+		  bool rmax, const uint32_t *only_if, void **scratch,
+		  uint32_t *rows_pad)
 {
 	struct scale_src src;
 	size_t bytes, rmax_off;
@@ -642,6 +648,7 @@ int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: scale scratch");
 	src.rmax = rmax ? (uint32_t *)((uint8_t *)*scratch + rmax_off) : NULL;
+	src.only_if = only_if;
 	scales_kmajor_kernel<<<dim3((src.rows_pad + 31) / 32,
 				    rmax ? 1 : (src.blocks + 31) / 32),
 			       dim3(32, 8), 0, cd->stream>>>(src, (uint8_t *)*scratch);
@@ -848,8 +855,87 @@ void report_redo(struct cuda_device *cd, const struct params &p)
 	if (cudaMemcpyAsync(&n, p.list_count, 4, cudaMemcpyDeviceToHost,
 			    cd->stream) == cudaSuccess &&
 	    cudaStreamSynchronize(cd->stream) == cudaSuccess)
-		cuda_dbg("cuda-mx-sm90: bf16 kernel, %u of %u tiles of 128 x 128 left to the fp8 kernel (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+		cuda_dbg("cuda-mx-sm90: %u of %u tiles of the fp8 kernel left to it by the bf16 kernels (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
 			 n, p.tiles_m * p.tiles_n);
+}
+
+/* One operand as the decode kernel reads it. */
+struct sm90_decode_operand decode_operand(const struct mxa_matrix *m,
+					  const uint8_t *data, uint64_t stride)
+{
+	struct sm90_decode_operand o;
+
+	o.data = data;
+	o.stride = stride;
+	o.scale = cuda_ptr(m->scale, m->scale_offset);
+	o.scale_stride = cuda_host->scale_stride(m);
+	o.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	o.swz_tiles = (m->cols / 32 + 3) / 4;
+	o.rows = m->rows;
+	o.elem = sm90_elem_of(m->elem);
+	return o;
+}
+
+/*
+ * The decode kernel (M <= 64): x = B, y = A, their codes 16-byte aligned,
+ * y's scales K-major with row maxima (kmajor_scales()).  Y goes to bf16
+ * first (sm90_prep_b()).  *scratch holds the count and list of tiles left
+ * to the fp8 kernel, then Y's flag and bf16 (freed by the caller after
+ * the launches).
+ */
+int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
+		  const uint8_t *xd, uint64_t xs, const struct mxa_matrix *y,
+		  const uint8_t *yd, uint64_t ys, const void *ysc, uint32_t tiles,
+		  const struct mxa_job *job, void **scratch)
+{
+	const uint32_t bn = 64, kt = (x->cols / 32 + 1) / 2;
+	const size_t head = (8 + (size_t)tiles * 4 + 1023) / 1024 * 1024;
+	struct sm90_decode_args d;
+	struct sm90_prep_args pb;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret;
+
+	e = cudaMallocAsync(scratch, head + (size_t)y->rows * kt * SM90_BF16_KC * 2,
+			    cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(*scratch, 0, 8, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: decode scratch");
+	d.x = decode_operand(x, xd, xs);
+	d.y = decode_operand(y, yd, ys);
+	d.blocks = x->cols / 32;
+	d.c = cuda_ptr(job->dense.buf, job->dense.offset);
+	d.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	d.c_stride = cuda_host->dense_stride(&job->dense) / (d.bf16 ? 2 : 4);
+	d.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+	d.tiles = tiles;
+	d.list_count = (uint32_t *)*scratch;
+	d.bad_y = d.list_count + 1;
+	d.list = d.list_count + 2;
+	d.rmax_y = rmax_of(ysc, y);
+
+	pb.data = yd;
+	pb.stride = ys;
+	pb.rows = y->rows;
+	pb.blocks = y->cols / 32;
+	pb.rows_pad = (y->rows + 15) / 16 * 16;
+	pb.elem = sm90_elem_of(y->elem);
+	pb.scales = (const uint8_t *)ysc;
+	pb.rmax = d.rmax_y;
+	pb.out = (uint8_t *)*scratch + head;
+	pb.bad_cols = (uint32_t *)d.bad_y;
+	ret = sm90_prep_b(cd, pb);
+	if (!ret)
+		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
+			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC, 64,
+			       x->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_32B :
+							  CU_TENSOR_MAP_SWIZZLE_64B);
+	if (!ret)
+		ret = make_map(&maps[1], pb.out, (uint64_t)kt * SM90_BF16_KC * 2, y->rows,
+			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2, bn,
+			       CU_TENSOR_MAP_SWIZZLE_128B);
+	return ret ? ret : sm90_launch_decode(cd, maps, d);
 }
 
 } /* namespace */
@@ -874,7 +960,13 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	 */
 	bool small = job->a.rows <= 64;
 	int cfg = small ? (job->a.rows > 16 ? 3 : 4) : large_config();
-	bool bf16 = cfg < 0;
+	bool bf16 = !small && cfg < 0;
+	/*
+	 * 16 < M <= 64: the decode kernel (measured 1.06x the fp8 kernel for
+	 * MXFP8, 1.8x for MXFP4 at M = 64); for M <= 16 the fp8 kernel's
+	 * 16-wide tiles are as fast or faster (Documentation/bench-cuda.rst).
+	 */
+	bool decode = small && job->a.rows > 16 && large_config() < 0;
 	bool swap = small || (bf16 && job->b.rows > job->a.rows);
 	const struct mxa_matrix *x = swap ? &job->b : &job->a;
 	const struct mxa_matrix *y = swap ? &job->a : &job->b;
@@ -904,10 +996,21 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 			       y->elem == MXA_ELEM_E2M1 ? 64 : 128, config_bn[cfg],
 			       y->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_NONE :
 							  CU_TENSOR_MAP_SWIZZLE_128B);
+	/*
+	 * Decode: Y's scales first (the kernel's pre-pass needs them), X's for
+	 * the fp8 kernel only if it has tiles to do.
+	 */
+	if (!ret && decode)
+		ret = kmajor_scales(cd, y, true, NULL, &ys_scratch, &ypad);
+	if (!ret && decode)
+		ret = launch_decode(cd, x, xd, xs, y, yd, ys, ys_scratch,
+				    (x->rows + config_bm[cfg] - 1) / config_bm[cfg], job,
+				    &bscratch);
 	if (!ret)
-		ret = kmajor_scales(cd, x, bf16, &xs_scratch, &xpad);
-	if (!ret)
-		ret = kmajor_scales(cd, y, bf16, &ys_scratch, &ypad);
+		ret = kmajor_scales(cd, x, bf16, decode ? (uint32_t *)bscratch : NULL,
+				    &xs_scratch, &xpad);
+	if (!ret && !decode)
+		ret = kmajor_scales(cd, y, bf16, NULL, &ys_scratch, &ypad);
 	if (!ret)
 		ret = make_map(&msa, (const uint8_t *)xs_scratch, xpad, x->cols / 32,
 			       xpad, config_bm[cfg], 4, CU_TENSOR_MAP_SWIZZLE_NONE);
@@ -936,10 +1039,14 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 		p.list_count = (const uint32_t *)((uint8_t *)bscratch + list_offset(y));
 		p.list = p.list_count + 1;
 	}
+	if (!ret && decode) {
+		p.list_count = (const uint32_t *)bscratch;
+		p.list = p.list_count + 2;
+	}
 	if (!ret)
 		ret = launchers[cfg][x->elem == MXA_ELEM_E5M2][y->elem == MXA_ELEM_E5M2](
 			cd, ma, mb, msa, msb, p);
-	if (!ret && bf16 && getenv("MXACCEL_DEBUG"))
+	if (!ret && (bf16 || decode) && getenv("MXACCEL_DEBUG"))
 		report_redo(cd, p);
 	if (bscratch)
 		cudaFreeAsync(bscratch, cd->stream);

@@ -50,6 +50,7 @@
 #include "cuda_internal.cuh"
 #include "cuda_wgmma.cuh"
 #include "cuda_sm90.cuh"
+#include "cuda_sm90_fold.cuh"
 
 namespace {
 
@@ -79,125 +80,6 @@ struct layout {
 
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
-
-/* Per element type: log2(value / bf16 bits of the codes). */
-__device__ __forceinline__ int bias_of(int e)
-{
-	return e == SM90_E4M3 ? 120 : e == SM90_E5M2 ? 112 :
-	       e == SM90_E3M2 ? 124 : 126;
-}
-
-/* The widest scale span that keeps every non-zero operand >= 2^-63. */
-__device__ __forceinline__ uint32_t span_of(int e)
-{
-	return e == SM90_E4M3 ? 54 : e == SM90_E5M2 ? 47 :
-	       e == SM90_E2M3 ? 60 : e == SM90_E3M2 ? 59 : 62;
-}
-
-/* Non-zero where a byte of w is a NaN or Inf code. */
-__device__ __forceinline__ uint32_t specials(int e, uint32_t w)
-{
-	if (e == SM90_E4M3)
-		return ((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
-	if (e == SM90_E5M2)
-		return ((w & 0x7c7c7c7cu) + 0x04040404u) & 0x80808080u;
-	return 0;
-}
-
-/*
- * 16 elements as four words of e4m3 bytes (e5m2 stays e5m2), in element
- * order: from 16 bytes (fp8, fp6 one code per byte) or 8 (fp4, v.x and
- * v.y).  Returns the specials mask.
- */
-__device__ __forceinline__ uint32_t to_e4m3(int e, uint4 v, uint32_t w[4])
-{
-	if (e == SM90_E2M1) {
-		uint2 lo = e2m1x8_to_e4m3(v.x), hi = e2m1x8_to_e4m3(v.y);
-
-		w[0] = lo.x;
-		w[1] = lo.y;
-		w[2] = hi.x;
-		w[3] = hi.y;
-		return 0;
-	}
-	w[0] = v.x;
-	w[1] = v.y;
-	w[2] = v.z;
-	w[3] = v.w;
-	if (e == SM90_E2M3) {
-		for (int i = 0; i < 4; i++)
-			w[i] = e2m3_to_e4m3(w[i]);
-	} else if (e == SM90_E3M2) {
-		for (int i = 0; i < 4; i++)
-			w[i] = e3m2_to_e4m3(w[i]);
-	}
-	return specials(e, w[0]) | specials(e, w[1]) | specials(e, w[2]) |
-	       specials(e, w[3]);
-}
-
-/* prmt with sign replication (__byte_perm ignores a selector's msb). */
-__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t sel)
-{
-	uint32_t d;
-
-	asm("prmt.b32 %0, %1, 0, %2;" : "=r"(d) : "r"(a), "r"(sel));
-	return d;
-}
-
-/*
- * Bytes 0, 1 (lo) or 2, 3 (hi) of a word of e4m3 (shift 4) or e5m2
- * (shift 5) codes as bf16x2 bits: each byte and a copy of its sign bit,
- * shifted so that exponent and mantissa land on bf16's low bits.
- */
-__device__ __forceinline__ uint32_t bf16_lo(uint32_t w, uint32_t shift, uint32_t mask)
-{
-	return (prmt(w, 0x9180) << shift) & mask;
-}
-
-__device__ __forceinline__ uint32_t bf16_hi(uint32_t w, uint32_t shift, uint32_t mask)
-{
-	return (prmt(w, 0xb3a2) << shift) & mask;
-}
-
-__device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b)
-{
-	uint32_t d;
-
-	asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-	return d;
-}
-
-/*
- * The bf16x2 multiplier of one block: 2^(bias + s - R) in both halves;
- * sets *bad where the block breaks the exactness argument (NaN scale, span
- * too wide).  Blocks past K are zero codes: multiplier 0.
- */
-__device__ __forceinline__ uint32_t multiplier(int e, uint32_t s, uint32_t r,
-					       bool valid, uint32_t *bad)
-{
-	uint32_t m;
-
-	if (!valid)
-		return 0;
-	*bad |= r - s > span_of(e);
-	m = ((uint32_t)(bias_of(e) + 127) + s - r) & 0xff;
-	return (m << 7) | (m << 23);
-}
-
-template <int R> __device__ __forceinline__ void fence_u32(uint32_t *r)
-{
-#pragma unroll
-	for (int i = 0; i < R; i++)
-		asm volatile("" : "+r"(r[i]) :: "memory");
-}
-
-/* v * 2^e, one rounding. */
-__device__ __forceinline__ float scale_pow2(float v, int e)
-{
-	if (e >= -126 && e <= 127)
-		return v * __int_as_float((e + 127) << 23);
-	return ldexpf(v, e);
-}
 
 /*
  * C for the tile: each consumer thread leaves its scaled accumulators in

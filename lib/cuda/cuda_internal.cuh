@@ -9,7 +9,8 @@
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
  *                  operand preparation, the fp8 kernel (per-32 promotion)
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
- * cuda_sm90.cuh    what the two share
+ * cuda_gemm_sm90_decode.cu  its decode kernel (16 < M <= 64)
+ * cuda_sm90.cuh    what they share; cuda_sm90_fold.cuh the folding
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  */
 #ifndef MXA_CUDA_INTERNAL_CUH

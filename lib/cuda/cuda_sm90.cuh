@@ -198,4 +198,41 @@ int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 /* Whether the device can run it (shared memory). */
 bool sm90_bf16_fits(struct cuda_device *cd);
 
+/* --- the decode kernel (cuda_gemm_sm90_decode.cu) ------------------------------ */
+
+struct sm90_decode_operand {
+	const uint8_t *data;		/* codes, 16-byte aligned rows */
+	uint64_t stride;		/* bytes */
+	const uint8_t *scale;		/* E8M0, as the matrix has them */
+	uint64_t scale_stride;
+	int swizzled;
+	uint32_t swz_tiles;		/* Cp / 4 of the swizzled layout */
+	uint32_t rows;
+	int elem;			/* enum sm90_elem */
+};
+
+/*
+ * C (y.rows x x.rows, y.rows <= 64) = Y X^T: x is B (the long operand,
+ * 64 rows per CTA), y is A.  Tiles left to the fp8 kernel (its swapped
+ * tiles of 64 rows, the same ones) are appended to list.
+ */
+struct sm90_decode_args {
+	struct sm90_decode_operand x, y;
+	/* Y's row maxima and exactness flag, from the pre-passes. */
+	const uint32_t *rmax_y, *bad_y;
+	uint32_t blocks;		/* K / 32 */
+	uint8_t *c;
+	uint64_t c_stride;		/* elements */
+	int bf16, accumulate;
+	uint32_t tiles;
+	uint32_t *list, *list_count;
+};
+
+/*
+ * maps: X's codes (boxes of 64 rows by 64 elements, 64/32-byte swizzle),
+ * Y as sm90_prep_b() made it (all its rows padded to 16 or 64 by 64).
+ */
+int sm90_launch_decode(struct cuda_device *cd, const CUtensorMap *maps,
+		       const struct sm90_decode_args &p);
+
 #endif /* MXA_CUDA_SM90_CUH */

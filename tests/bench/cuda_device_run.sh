@@ -69,7 +69,8 @@ fi
 if has bench; then
 	log "bench (libmxaccel)"
 	"$build"/tests/cuda_bench --gemm 8192x8192x8192 --gemm 16384x8192x4096 \
-		--gemm 4096x14336x4096 --gemm 16x14336x4096 --quant 16384x8192 \
+		--gemm 4096x14336x4096 --gemm 16x14336x4096 --gemm 64x14336x4096 \
+		--quant 16384x8192 \
 		2>&1 | tee -a "$sum"
 	for tile in single quad; do
 		MXACCEL_CUDA_TILE=$tile "$build"/tests/cuda_bench --gemm 8192x8192x8192 \

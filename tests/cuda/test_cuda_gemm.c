@@ -555,8 +555,9 @@ int main(void)
 		unsigned int i;
 
 		for (i = 0; have_native && i < 4; i++) {
-			random_case(&g, i ? 130 : 16, i ? 70 : 200, 160 + 128 * i,
-				    i * 8, WIDE, false);
+			/* The fp8 kernel (M 16), decode (M 40), bf16 (M 130). */
+			random_case(&g, i == 0 ? 16 : i == 1 ? 40 : 130, i ? 70 : 200,
+				    160 + 128 * i, i * 8, WIDE, false);
 			bounded(&g, "cuda-mx-sm90", &st_native);
 		}
 		mxa_device_close(cuda);
@@ -581,6 +582,11 @@ int main(void)
 			for (sh = 0; sh < TEST_ARRAY_SIZE(shapes); sh++) {
 				random_case(&g, shapes[sh][0] + 64, shapes[sh][1],
 					    shapes[sh][2], sh * 7 + t, (enum scales)(sh % 3),
+					    sh % 2);
+				bounded(&g, "cuda-mx-sm90", &st);
+				/* Small M: the fp8 kernel's swapped tiles. */
+				random_case(&g, 1 + (sh * 29 + t * 7) % 64, shapes[sh][1],
+					    shapes[sh][2], sh * 7 + t + 1, (enum scales)(sh % 3),
 					    sh % 2);
 				bounded(&g, "cuda-mx-sm90", &st);
 			}
