@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90, decode path: C = A B^T with M <= 64, in one kernel that
- * reads B's codes once and converts them in registers.
+ * cuda-mx-sm90, decode path: C = A B^T with 16 < M <= 64, reading B's
+ * codes once and converting them in registers.
  *
- * Decode is bound by the bytes of the long operand (B, weights), so
- * nothing may be spent before or beside reading it: no pre-pass, no
- * shared memory conversion on the critical path.  The operands are
- * swapped (X = B, N rows; Y = A, M rows; C^T = X Y^T), and each CTA takes
- * 64 rows of X over all of K:
+ * Decode is bound by the bytes of the long operand (B, weights), so B gets
+ * no pre-pass and no shared memory conversion.  The operands are swapped
+ * (X = B, N rows; Y = A, M rows padded to 64; C^T = X Y^T), and each CTA
+ * takes 64 rows of X over all of K:
  *
- * - Y (at most 64 rows) is converted to bf16 with its scales folded in
- *   by the bf16 kernel's pre-pass (sm90_prep_b()), a few KB, so that its
- *   tiles come by the tensor memory accelerator ready for wgmma (converting
- *   it in the kernel put global memory latency on every chunk);
+ * - Y is converted to bf16 with its scales folded in by the bf16 kernel's
+ *   pre-pass (sm90_prep_b()), a few KB, so that its tiles come by the
+ *   tensor memory accelerator ready for wgmma (converting it in the kernel
+ *   put global memory latency on every chunk);
  * - warp 0 of the producer warpgroup streams X's codes (64-byte or 32-byte
  *   swizzle) and Y's bf16 (128-byte swizzle), eight stages deep;
  * - the consumer warpgroup computes its rows' maximum scales from X's
  *   scale bytes (read where they are, plain or swizzled), converts X's
- *   codes in registers and runs wgmma m64nNk16 (N = 16 or 64) with A from
- *   registers.
+ *   codes in registers and runs wgmma m64n64k16 with A from registers, two
+ *   chunks of 64 per synchronization.
+ *
+ * For M <= 16 the fp8 kernel measured faster (Documentation/bench-cuda.rst).
  *
  * Exactness is the bf16 kernel's (Documentation/cuda.rst); a tile with
  * NaN/Inf codes, a NaN scale or a scale span too wide writes nothing and
