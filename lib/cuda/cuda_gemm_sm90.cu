@@ -209,20 +209,7 @@ __device__ __forceinline__ void store_c(const struct params &p, uint32_t i,
 		return;
 	at = p.transposed ? (uint64_t)j * p.c_stride + i :
 			    (uint64_t)i * p.c_stride + j;
-	v *= p.post;
-	if (p.bf16) {
-		__nv_bfloat16 *c = (__nv_bfloat16 *)p.c + at;
-
-		if (p.accumulate)
-			v += __bfloat162float(*c);
-		*c = __float2bfloat16_rn(v);
-	} else {
-		float *c = (float *)p.c + at;
-
-		if (p.accumulate)
-			v += *c;
-		*c = v;
-	}
+	store_c_value(p.c, at, p.bf16, p.accumulate, v * p.post);
 }
 
 #endif /* SM90_CODE */
@@ -478,12 +465,8 @@ __global__ void scales_kmajor_kernel(const struct scale_src p, uint8_t *out)
 			uint8_t v = 0;
 
 			if (r < p.rows && kb < p.blocks) {
-				uint64_t at = p.swizzled ?
-					((uint64_t)(r / 128) * p.swz_tiles + kb / 4) * 512 +
-					(r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
-					r * p.stride + kb;
-
-				v = p.scale[at];
+				v = p.scale[sm90_scale_index(p.swizzled, p.stride,
+							 p.swz_tiles, r, kb)];
 			}
 			tile[i][tx] = v;
 			m[j] = max(m[j], v == 0xff ? 0u : (uint32_t)v);

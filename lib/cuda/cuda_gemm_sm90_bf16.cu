@@ -122,24 +122,6 @@ __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
 	}
 }
 
-__device__ __forceinline__ void store_one(const struct sm90_bf16_args &p,
-					  uint64_t at, float v)
-{
-	if (p.bf16) {
-		__nv_bfloat16 *c = (__nv_bfloat16 *)p.c + at;
-
-		if (p.accumulate)
-			v += __bfloat162float(*c);
-		*c = __float2bfloat16_rn(v);
-	} else {
-		float *c = (float *)p.c + at;
-
-		if (p.accumulate)
-			v += *c;
-		*c = v;
-	}
-}
-
 /* Four values to C[at..at + 3], 16-byte (fp32) or 8-byte (bf16) aligned. */
 __device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
 					   uint64_t at, float4 v)
@@ -204,8 +186,8 @@ __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 	for (int r = 0; r < rows && row0 + r < mrows; r++) {
 		for (int c = t; c < cols; c += 256)
 			if (col0 + c < ncols)
-				store_one(p, (uint64_t)(row0 + r) * p.c_stride + col0 + c,
-					  st[r * ld + c]);
+				store_c_value(p.c, (uint64_t)(row0 + r) * p.c_stride + col0 + c,
+					      p.bf16, p.accumulate, st[r * ld + c]);
 	}
 }
 
@@ -231,18 +213,13 @@ struct consumer {
 };
 
 /*
- * This thread's A fragment of chunk it: rows r0 and r0 + 8, elements 16q
- * to 16q + 15, swizzled as the tensor memory accelerator wrote them
- * (64-byte rows: 16-byte unit u at u ^ (row / 2 % 4); 32-byte rows: at
- * u ^ (row / 4 % 2)).
+ * This thread's A fragment of chunk it: rows r0 and r0 + 8 (frag_row()),
+ * scales from the stage.
  */
 template <int EA>
 __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 					  uint32_t *f, uint32_t *flag)
 {
-	constexpr int cb = EA == SM90_E2M1 ? KC / 2 : KC;
-	constexpr uint32_t sh = EA == SM90_E5M2 ? 5 : 4;
-	constexpr uint32_t mask = EA == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
 	using L = layout;
 	const int s = it % STAGES;
 	const uint32_t ph = (it / STAGES) & 1;
@@ -255,25 +232,9 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		const int r = c.r0 + 8 * h;
-		const uint8_t *row = raw + r * cb;
-		uint32_t w[4], m;
-		uint4 v;
+		const uint32_t m = multiplier(EA, sc[blk * BM + r], c.ra[h], valid, flag);
 
-		if (EA == SM90_E2M1) {
-			uint2 x = *(const uint2 *)(row + (((c.q >> 1) ^ ((r >> 2) & 1)) * 16) +
-						   (c.q & 1) * 8);
-
-			v = make_uint4(x.x, x.y, 0, 0);
-		} else {
-			v = *(const uint4 *)(row + ((c.q ^ ((r >> 1) & 3)) * 16));
-		}
-		m = multiplier(EA, sc[blk * BM + r], c.ra[h], valid, flag);
-		*flag |= to_e4m3(EA, v, w);
-#pragma unroll
-		for (int sl = 0; sl < 4; sl++) {
-			f[4 * sl + h] = bf16x2_mul(bf16_lo(w[sl], sh, mask), m);
-			f[4 * sl + 2 + h] = bf16x2_mul(bf16_hi(w[sl], sh, mask), m);
-		}
+		*flag |= frag_row<EA>(raw, r, c.q, h, m, f);
 	}
 }
 

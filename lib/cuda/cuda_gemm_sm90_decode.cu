@@ -59,12 +59,7 @@ template <int BN> struct layout {
 __device__ __forceinline__ uint32_t scale_at(const struct sm90_decode_operand &o,
 					     uint32_t r, uint32_t kb)
 {
-	uint64_t at = o.swizzled ?
-		((uint64_t)(r / 128) * o.swz_tiles + kb / 4) * 512 +
-		(r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
-		r * o.scale_stride + kb;
-
-	return o.scale[at];
+	return o.scale[sm90_scale_index(o.swizzled, o.scale_stride, o.swz_tiles, r, kb)];
 }
 
 /* Largest scale but NaN of row r over blocks q, q + step, ... */
@@ -95,18 +90,14 @@ struct consumer {
 };
 
 /*
- * This thread's X fragment of chunk it: rows r0 and r0 + 8 of the tile,
- * elements 16q to 16q + 15, swizzled as the tensor memory accelerator
- * wrote them; scales from global memory.
+ * This thread's X fragment of chunk it: rows r0 and r0 + 8 of the tile
+ * (frag_row()), scales from global memory.
  */
 template <int EX, int BN>
 __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 					  uint32_t *f, uint32_t *flag)
 {
 	using L = layout<BN>;
-	constexpr int cb = EX == SM90_E2M1 ? KC / 2 : KC;
-	constexpr uint32_t sh = EX == SM90_E5M2 ? 5 : 4;
-	constexpr uint32_t mask = EX == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
 	const int s = it % STAGES;
 	const uint32_t ph = (it / STAGES) & 1;
 	const uint8_t *raw = c.smem + L::XR_OFF + s * L::XR_BYTES;
@@ -122,26 +113,9 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 	mbar_wait(&c.tmafull[s], ph);
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const int r = c.r0 + 8 * h;
-		const uint8_t *row = raw + r * cb;
-		uint32_t w[4], m;
-		uint4 v;
+		const uint32_t m = multiplier(EX, sc[h], c.ra[h], valid, flag);
 
-		if (EX == SM90_E2M1) {
-			uint2 x = *(const uint2 *)(row + (((c.q >> 1) ^ ((r >> 2) & 1)) * 16) +
-						   (c.q & 1) * 8);
-
-			v = make_uint4(x.x, x.y, 0, 0);
-		} else {
-			v = *(const uint4 *)(row + ((c.q ^ ((r >> 1) & 3)) * 16));
-		}
-		m = multiplier(EX, sc[h], c.ra[h], valid, flag);
-		*flag |= to_e4m3(EX, v, w);
-#pragma unroll
-		for (int sl = 0; sl < 4; sl++) {
-			f[4 * sl + h] = bf16x2_mul(bf16_lo(w[sl], sh, mask), m);
-			f[4 * sl + 2 + h] = bf16x2_mul(bf16_hi(w[sl], sh, mask), m);
-		}
+		*flag |= frag_row<EX>(raw, c.r0 + 8 * h, c.q, h, m, f);
 	}
 }
 
@@ -193,20 +167,7 @@ __device__ __forceinline__ void store_t(const struct sm90_decode_args &p,
 	if (i >= p.x.rows || j >= p.y.rows)
 		return;
 	at = (uint64_t)j * p.c_stride + i;
-	v = e >= -126 && e <= 127 ? v * __int_as_float((e + 127) << 23) : ldexpf(v, e);
-	if (p.bf16) {
-		__nv_bfloat16 *c = (__nv_bfloat16 *)p.c + at;
-
-		if (p.accumulate)
-			v += __bfloat162float(*c);
-		*c = __float2bfloat16_rn(v);
-	} else {
-		float *c = (float *)p.c + at;
-
-		if (p.accumulate)
-			v += *c;
-		*c = v;
-	}
+	store_c_value(p.c, at, p.bf16, p.accumulate, scale_pow2(v, e));
 }
 
 #endif /* SM90_CODE */

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <cuda.h>
+#include <cuda_bf16.h>
 
 #include "cuda_internal.cuh"
 
@@ -22,6 +23,39 @@
 	(__CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL))
 #define SM90_CODE 1
 #endif
+
+/*
+ * Offset of the E8M0 scale of row r, block kb: plain (row stride bytes)
+ * or swizzled (to_blocked(): 128 x 4 tiles of 512 bytes, swz_tiles per
+ * row of tiles).
+ */
+static __device__ __forceinline__ uint64_t sm90_scale_index(bool swizzled, uint64_t stride,
+							uint32_t swz_tiles, uint32_t r,
+							uint32_t kb)
+{
+	return swizzled ? ((uint64_t)(r / 128) * swz_tiles + kb / 4) * 512 +
+			  (r % 32) * 16 + ((r % 128) / 32) * 4 + kb % 4 :
+			  r * stride + kb;
+}
+
+/* C[at] = v (+ C[at]), rounded once to fp32 or bf16. */
+static __device__ __forceinline__ void store_c_value(uint8_t *c, uint64_t at, bool bf16,
+						     bool accumulate, float v)
+{
+	if (bf16) {
+		__nv_bfloat16 *cb = (__nv_bfloat16 *)c + at;
+
+		if (accumulate)
+			v += __bfloat162float(*cb);
+		*cb = __float2bfloat16_rn(v);
+	} else {
+		float *cf = (float *)c + at;
+
+		if (accumulate)
+			v += *cf;
+		*cf = v;
+	}
+}
 
 #ifdef SM90_CODE
 

@@ -133,6 +133,42 @@ static __device__ __forceinline__ float scale_pow2(float v, int e)
 	return ldexpf(v, e);
 }
 
+/*
+ * One row's half of a thread's A fragment for wgmma m64nNk16 with A from
+ * registers: elements 16q to 16q + 15 of row r of a chunk of 64, as the
+ * tensor memory accelerator left them in raw (64-byte rows, 16-byte unit
+ * u at u ^ (r / 2 % 4); fp4: 32-byte rows, at u ^ (r / 4 % 2)), times the
+ * block's multiplier m, into f[4 sl + h] (k 2q, 2q + 1 of k16 step sl) and
+ * f[4 sl + 2 + h] (k 2q + 8, 2q + 9).  Returns the specials mask.
+ */
+template <int E>
+static __device__ __forceinline__ uint32_t frag_row(const uint8_t *raw, int r, int q,
+						    int h, uint32_t m, uint32_t *f)
+{
+	constexpr int cb = E == SM90_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC;
+	constexpr uint32_t sh = E == SM90_E5M2 ? 5 : 4;
+	constexpr uint32_t mask = E == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
+	const uint8_t *row = raw + r * cb;
+	uint32_t w[4], bad;
+	uint4 v;
+
+	if (E == SM90_E2M1) {
+		uint2 x = *(const uint2 *)(row + (((q >> 1) ^ ((r >> 2) & 1)) * 16) +
+					   (q & 1) * 8);
+
+		v = make_uint4(x.x, x.y, 0, 0);
+	} else {
+		v = *(const uint4 *)(row + ((q ^ ((r >> 1) & 3)) * 16));
+	}
+	bad = to_e4m3(E, v, w);
+#pragma unroll
+	for (int sl = 0; sl < 4; sl++) {
+		f[4 * sl + h] = bf16x2_mul(bf16_lo(w[sl], sh, mask), m);
+		f[4 * sl + 2 + h] = bf16x2_mul(bf16_hi(w[sl], sh, mask), m);
+	}
+	return bad;
+}
+
 #endif /* SM90_CODE */
 
 #endif /* MXA_CUDA_SM90_FOLD_CUH */
