@@ -3,12 +3,15 @@
  * cuda-mx-sm90: the fused MX x MX GEMM for Hopper (sm_90a): the operands'
  * preparation, the choice of kernel, and the fp8 kernel.
  *
- * M > 64 goes to the bf16 kernel (cuda_gemm_sm90_bf16.cu), with the smaller
- * operand as its pre-converted B, M <= 64 to the decode kernel
- * (cuda_gemm_sm90_decode.cu); the tiles they cannot do exactly (NaN/Inf
- * codes, NaN scales, scale spans too wide) are then done by the fp8 kernel
- * below, which walks their list.  MXACCEL_CUDA_TILE = dbuf, single or quad
- * use the fp8 kernel alone.
+ * M <= 32 goes to the skinny kernel (cuda_gemm_sm90_skinny.cu), which does
+ * everything itself.  M > 64 goes to the bf16 kernel
+ * (cuda_gemm_sm90_bf16.cu), with the smaller operand as its pre-converted
+ * B, 32 < M <= 64 to the decode kernel (cuda_gemm_sm90_decode.cu); the
+ * tiles those two cannot do exactly (NaN/Inf codes, NaN scales, scale
+ * spans too wide) are then done by the fp8 kernel below, which walks their
+ * list.  MXACCEL_CUDA_TILE = dbuf, single or quad use the fp8 kernel alone;
+ * MXACCEL_CUDA_SKINNY=0 leaves M <= 32 to the decode kernel (16 < M) and
+ * the fp8 kernel.
  *
  * The fp8 kernel:
  *
@@ -128,13 +131,6 @@ template <int BN, int WM> struct layout {
 /* Registers per thread after setmaxnreg, with two consumer warpgroups. */
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
-
-/* 2^(s - 127) as fp32: byte 0 is the subnormal 2^-127, 0xff NaN. */
-__device__ __forceinline__ float e8m0_to_f32(uint32_t s)
-{
-	return __uint_as_float(s == 0 ? 0x00400000u :
-			       s == 0xff ? 0x7fc00000u : s << 23);
-}
 
 /* R rows x 4 blocks of E8M0 bytes -> fp32, by n threads. */
 template <int R>
@@ -842,11 +838,11 @@ void report_redo(struct cuda_device *cd, const struct params &p)
 			 n, p.tiles_m * p.tiles_n);
 }
 
-/* One operand as the decode kernel reads it. */
-struct sm90_decode_operand decode_operand(const struct mxa_matrix *m,
+/* One operand as the decode and skinny kernels read it. */
+struct sm90_mx_operand mx_operand(const struct mxa_matrix *m,
 					  const uint8_t *data, uint64_t stride)
 {
-	struct sm90_decode_operand o;
+	struct sm90_mx_operand o;
 
 	o.data = data;
 	o.stride = stride;
@@ -885,8 +881,8 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 		e = cudaMemsetAsync(*scratch, 0, 8, cd->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: decode scratch");
-	d.x = decode_operand(x, xd, xs);
-	d.y = decode_operand(y, yd, ys);
+	d.x = mx_operand(x, xd, xs);
+	d.y = mx_operand(y, yd, ys);
 	d.blocks = x->cols / 32;
 	d.c = cuda_ptr(job->dense.buf, job->dense.offset);
 	d.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
@@ -921,6 +917,44 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	return ret ? ret : sm90_launch_decode(cd, maps, d);
 }
 
+/*
+ * The skinny kernel (M <= SM90_SKINNY_M): x = B, read in place (16-byte
+ * aligned), y = A, read by its pre-pass.
+ */
+int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_matrix *x = &job->b, *y = &job->a;
+	struct sm90_skinny_args s;
+	const uint8_t *xd;
+	void *xscratch;
+	uint64_t xs;
+	int ret;
+
+	ret = aligned_data(cd, x, &xd, &xs, &xscratch);
+	if (ret)
+		return ret;
+	s.x = mx_operand(x, xd, xs);
+	s.y = mx_operand(y, cuda_ptr(y->data, y->data_offset), cuda_host->data_stride(y));
+	s.blocks = x->cols / 32;
+	s.c = cuda_ptr(job->dense.buf, job->dense.offset);
+	s.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	s.c_stride = cuda_host->dense_stride(&job->dense) / (s.bf16 ? 2 : 4);
+	s.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
+	ret = sm90_launch_skinny(cd, s);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	return ret;
+}
+
+/* MXACCEL_CUDA_SKINNY=0 leaves small M to the decode and fp8 kernels. */
+bool skinny_enabled(void)
+{
+	const char *v = getenv("MXACCEL_CUDA_SKINNY");
+
+	return !v || strcmp(v, "0");
+}
+
 } /* namespace */
 
 const char *cuda_sm90_reject(struct cuda_device *cd)
@@ -945,9 +979,10 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	int cfg = small ? (job->a.rows > 16 ? 3 : 4) : large_config();
 	bool bf16 = !small && cfg < 0;
 	/*
-	 * 16 < M <= 64: the decode kernel (measured 1.06x the fp8 kernel for
-	 * MXFP8, 1.8x for MXFP4 at M = 64); for M <= 16 the fp8 kernel's
-	 * 16-wide tiles are as fast or faster (Documentation/bench-cuda.rst).
+	 * M <= 32 went to the skinny kernel above.  16 < M <= 64: the decode
+	 * kernel (measured 1.06x the fp8 kernel for MXFP8, 1.8x for MXFP4 at
+	 * M = 64); for M <= 16 the fp8 kernel's 16-wide tiles
+	 * (Documentation/bench-cuda.rst).
 	 */
 	bool decode = small && job->a.rows > 16 && large_config() < 0;
 	bool swap = small || (bf16 && job->b.rows > job->a.rows);
@@ -964,6 +999,8 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
+	if (job->a.rows <= SM90_SKINNY_M && large_config() < 0 && skinny_enabled())
+		return launch_skinny(cd, job);
 	if (bf16)
 		cfg = 0;
 	ret = aligned_data(cd, x, &xd, &xs, &xscratch);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90, decode path: C = A B^T with 16 < M <= 64, reading B's
- * codes once and converting them in registers.
+ * cuda-mx-sm90, decode path: C = A B^T with 32 < M <= 64 (16 < M with
+ * MXACCEL_CUDA_SKINNY=0), reading B's codes once and converting them in
+ * registers.
  *
  * Decode is bound by the bytes of the long operand (B, weights), so B gets
  * no pre-pass and no shared memory conversion.  The operands are swapped
@@ -19,7 +20,8 @@
  *   codes in registers and runs wgmma m64n64k16 with A from registers, two
  *   chunks of 64 per synchronization.
  *
- * For M <= 16 the fp8 kernel measured faster (Documentation/bench-cuda.rst).
+ * M <= 32 goes to the skinny kernel (cuda_gemm_sm90_skinny.cu), measured
+ * faster; without it the fp8 kernel took M <= 16.
  *
  * Exactness is the bf16 kernel's (Documentation/cuda.rst); a tile with
  * NaN/Inf codes, a NaN scale or a scale span too wide writes nothing and
@@ -56,14 +58,14 @@ template <int BN> struct layout {
 #ifdef SM90_CODE
 
 /* Byte of an operand's scale for row r, block kb (plain or swizzled). */
-__device__ __forceinline__ uint32_t scale_at(const struct sm90_decode_operand &o,
+__device__ __forceinline__ uint32_t scale_at(const struct sm90_mx_operand &o,
 					     uint32_t r, uint32_t kb)
 {
 	return o.scale[sm90_scale_index(o.swizzled, o.scale_stride, o.swz_tiles, r, kb)];
 }
 
 /* Largest scale but NaN of row r over blocks q, q + step, ... */
-__device__ __forceinline__ uint32_t row_max(const struct sm90_decode_operand &o,
+__device__ __forceinline__ uint32_t row_max(const struct sm90_mx_operand &o,
 					    uint32_t blocks, uint32_t r, uint32_t q,
 					    uint32_t step)
 {

@@ -9,7 +9,8 @@
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
  *                  operand preparation, the fp8 kernel (per-32 promotion)
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
- * cuda_gemm_sm90_decode.cu  its decode kernel (16 < M <= 64)
+ * cuda_gemm_sm90_decode.cu  its decode kernel (32 < M <= 64)
+ * cuda_gemm_sm90_skinny.cu  its skinny kernel (M <= 32)
  * cuda_sm90.cuh    what they share; cuda_sm90_fold.cuh the folding
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  */
@@ -37,6 +38,13 @@ struct cuda_device {
 	int sms;
 	size_t smem_optin;		/* shared memory per block, opt-in */
 	void *cublas;			/* cublasHandle_t, made on first use */
+	/*
+	 * The skinny GEMM's split-K counters (zero between GEMMs: the last
+	 * CTA of a tile resets its own) and partial sums, grown on demand.
+	 */
+	void *skinny_ws;
+	size_t skinny_ws_bytes;
+	uint32_t skinny_ws_tiles;
 };
 
 static inline struct cuda_device *cuda_dev(struct mxa_device *dev)

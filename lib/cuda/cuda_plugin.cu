@@ -131,6 +131,7 @@ static void cuda_close(struct mxa_device *dev)
 	cudaSetDevice(cd->ordinal);
 	cudaStreamSynchronize(cd->stream);
 	cuda_cublas_release(cd);
+	cudaFree(cd->skinny_ws);
 	cudaStreamDestroy(cd->stream);
 	pthread_mutex_destroy(&cd->lock);
 	free(cd);

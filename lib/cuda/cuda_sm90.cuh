@@ -147,6 +147,13 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t addr)
 
 /* --- element and scale conversion ----------------------------------------------- */
 
+/* 2^(s - 127) as fp32: byte 0 is the subnormal 2^-127, 0xff NaN. */
+static __device__ __forceinline__ float e8m0_to_f32(uint32_t s)
+{
+	return __uint_as_float(s == 0 ? 0x00400000u :
+			       s == 0xff ? 0x7fc00000u : s << 23);
+}
+
 /* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
 static __device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
 {
@@ -232,9 +239,8 @@ int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 /* Whether the device can run it (shared memory). */
 bool sm90_bf16_fits(struct cuda_device *cd);
 
-/* --- the decode kernel (cuda_gemm_sm90_decode.cu) ------------------------------ */
-
-struct sm90_decode_operand {
+/* An MX operand read in place (the decode and skinny kernels). */
+struct sm90_mx_operand {
 	const uint8_t *data;		/* codes, 16-byte aligned rows */
 	uint64_t stride;		/* bytes */
 	const uint8_t *scale;		/* E8M0, as the matrix has them */
@@ -245,13 +251,15 @@ struct sm90_decode_operand {
 	int elem;			/* enum sm90_elem */
 };
 
+/* --- the decode kernel (cuda_gemm_sm90_decode.cu) ------------------------------ */
+
 /*
  * C (y.rows x x.rows, y.rows <= 64) = Y X^T: x is B (the long operand,
  * 64 rows per CTA), y is A.  Tiles left to the fp8 kernel (its swapped
  * tiles of 64 rows, the same ones) are appended to list.
  */
 struct sm90_decode_args {
-	struct sm90_decode_operand x, y;
+	struct sm90_mx_operand x, y;
 	/* Y's row maxima and exactness flag, from the pre-passes. */
 	const uint32_t *rmax_y, *bad_y;
 	uint32_t blocks;		/* K / 32 */
@@ -268,5 +276,27 @@ struct sm90_decode_args {
  */
 int sm90_launch_decode(struct cuda_device *cd, const CUtensorMap *maps,
 		       const struct sm90_decode_args &p);
+
+/* --- the skinny kernel (cuda_gemm_sm90_skinny.cu) ------------------------------ */
+
+/* The most rows of A it takes. */
+enum { SM90_SKINNY_M = 32 };
+
+/*
+ * C (y.rows x x.rows, y.rows <= SM90_SKINNY_M) = Y X^T: x is B (the long
+ * operand), y is A.
+ */
+struct sm90_skinny_args {
+	struct sm90_mx_operand x, y;
+	uint32_t blocks;		/* K / 32 */
+	uint8_t *c;
+	uint64_t c_stride;		/* elements */
+	int bf16, accumulate;
+	float post;			/* set by sm90_launch_skinny() */
+	/* x's scales can be read four blocks at a time (4-byte aligned). */
+	int x_scale_words;
+};
+
+int sm90_launch_skinny(struct cuda_device *cd, const struct sm90_skinny_args &p);
 
 #endif /* MXA_CUDA_SM90_CUH */

@@ -361,6 +361,8 @@ static const uint32_t shapes[][3] = {
 	{ 16, 1000, 512 }, { 40, 333, 96 }, { 64, 64, 64 }, { 65, 129, 32 },
 	{ 5, 3, 4096 }, { 2, 7, 2048 }, { 200, 17, 1024 }, { 31, 15, 320 },
 	{ 512, 512, 1024 }, { 8, 256, 4096 }, { 100, 1, 2048 },
+	/* Decode: the skinny kernel's K split over CTAs, its range limit. */
+	{ 16, 1500, 4096 }, { 24, 40, 14336 }, { 1, 129, 1024 },
 };
 
 static void report(const char *kernel, const struct stats *st)
@@ -555,11 +557,18 @@ int main(void)
 		unsigned int i;
 
 		for (i = 0; have_native && i < 4; i++) {
-			/* The fp8 kernel (M 16), decode (M 40), bf16 (M 130). */
-			random_case(&g, i == 0 ? 16 : i == 1 ? 40 : 130, i ? 70 : 200,
-				    160 + 128 * i, i * 8, WIDE, false);
+			/*
+			 * Skinny (M 16, K split in four), decode (M 40), bf16
+			 * (M 130), the fp8 kernel alone (M 16).
+			 */
+			random_case(&g, i == 0 || i == 3 ? 16 : i == 1 ? 40 : 130,
+				    i ? 70 : 200, i ? 160 + 128 * i : 1024, i * 8, WIDE,
+				    false);
+			if (i == 3)
+				setenv("MXACCEL_CUDA_TILE", "dbuf", 1);
 			bounded(&g, "cuda-mx-sm90", &st_native);
 		}
+		unsetenv("MXACCEL_CUDA_TILE");
 		mxa_device_close(cuda);
 		mxa_device_close(cpu);
 		return test_finish();
