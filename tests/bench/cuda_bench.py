@@ -175,6 +175,21 @@ def main():
                 base / t["deq_fp4_eager_ms"], base / t["deq_fp4_compiled_ms"],
                 t["deq_fp8_compiled_ms"] / o8["ms"],
                 t["deq_fp4_compiled_ms"] / o4["ms"]))
+    # Decode reads each operand's codes and scales once.
+    rows.append("")
+    rows.append("| decode shape | MXFP8 GB/s | of copy | MXFP4 GB/s | of copy |")
+    rows.append("|---|---|---|---|---|")
+    for m, n, k in shapes:
+        if m > 64:
+            continue
+        cells = []
+        for recipe, per in (("mxfp8", 1.0), ("mxfp4", 0.5)):
+            o = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == recipe
+                     and (x["m"], x["n"], x["k"]) == (m, n, k))
+            nbytes = (m + n) * k * (per + 1.0 / 32)
+            gbps = nbytes / (o["ms"] * 1e-3) / 1e9
+            cells += ["%.0f" % gbps, "%.0f%%" % (100.0 * gbps / copy_gbps)]
+        rows.append("| %dx%dx%d | %s |" % (m, n, k, " | ".join(cells)))
     rows.append("")
     rows.append("| quantize | GB/s (with round trip) | GB/s (device) | of copy %.0f GB/s |"
                 % copy_gbps)

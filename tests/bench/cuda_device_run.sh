@@ -69,9 +69,12 @@ fi
 if has bench; then
 	log "bench (libmxaccel)"
 	"$build"/tests/cuda_bench --gemm 8192x8192x8192 --gemm 16384x8192x4096 \
-		--gemm 4096x14336x4096 --gemm 16x14336x4096 --gemm 64x14336x4096 \
+		--gemm 4096x14336x4096 --gemm 16x14336x4096 --gemm 1x14336x4096 \
+		--gemm 32x14336x4096 --gemm 64x14336x4096 --gemm 16x4096x14336 \
 		--quant 16384x8192 \
 		2>&1 | tee -a "$sum"
+	MXACCEL_CUDA_SKINNY=0 "$build"/tests/cuda_bench --gemm 16x14336x4096 \
+		--gemm 32x14336x4096 2>&1 | sed "s/^/no skinny: /" | tee -a "$sum"
 	for tile in single quad; do
 		MXACCEL_CUDA_TILE=$tile "$build"/tests/cuda_bench --gemm 8192x8192x8192 \
 			--gemm 4096x14336x4096 2>&1 | sed "s/^/tile $tile: /" | tee -a "$sum"

@@ -374,20 +374,22 @@ static void report(const char *kernel, const struct stats *st)
 
 /*
  * Accuracy of one MX block and of long K, fp32 C, no accumulation: how
- * the tensor cores sum 32 fp8 products, and how the blocks add up.
+ * the tensor cores sum 32 products, and how the blocks add up; at M = 256
+ * (cuda-mx-sm90: the bf16 kernel) and M = 16 (its skinny kernel).
  */
 static void accuracy_probe(const char *kernel)
 {
 	static const enum mxa_elem el[] = { MXA_ELEM_E4M3, MXA_ELEM_E2M1, MXA_ELEM_E5M2 };
-	static const uint32_t ks[] = { 32, 4096 };
-	unsigned int e, k;
+	static const uint32_t ks[] = { 32, 4096 }, ms[] = { 256, 16 };
+	unsigned int e, k, m;
 	struct gcase g;
 
-	for (e = 0; e < TEST_ARRAY_SIZE(el); e++) {
+	for (m = 0; m < TEST_ARRAY_SIZE(ms) * TEST_ARRAY_SIZE(el); m++) {
+		e = m % TEST_ARRAY_SIZE(el);
 		for (k = 0; k < TEST_ARRAY_SIZE(ks); k++) {
 			memset(&st_probe, 0, sizeof(st_probe));
 			memset(&g, 0, sizeof(g));
-			g.m = 256;
+			g.m = ms[m / TEST_ARRAY_SIZE(el)];
 			g.n = 256;
 			g.k = ks[k];
 			g.ea = el[e];
@@ -395,9 +397,9 @@ static void accuracy_probe(const char *kernel)
 			g.dtype = MXA_DTYPE_F32;
 			g.scales = NARROW;
 			bounded(&g, kernel, &st_probe);
-			printf("probe %s %s x %s K %u f32: worst (err - rounding) / S = %.3g = 2^%.1f\n",
+			printf("probe %s %s x %s M %u K %u f32: worst (err - rounding) / S = %.3g = 2^%.1f\n",
 			       kernel, test_elem(el[e])->name, test_elem(el[e])->name,
-			       ks[k], st_probe.worst[0],
+			       g.m, ks[k], st_probe.worst[0],
 			       st_probe.worst[0] > 0 ? log2(st_probe.worst[0]) : -999.0);
 		}
 	}
