@@ -941,6 +941,7 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	s.c_stride = cuda_host->dense_stride(&job->dense) / (s.bf16 ? 2 : 4);
 	s.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
 	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
+	s.post = ldexpf(1.0f, shift_of(x->elem) + shift_of(y->elem));
 	ret = sm90_launch_skinny(cd, s);
 	if (xscratch)
 		cudaFreeAsync(xscratch, cd->stream);

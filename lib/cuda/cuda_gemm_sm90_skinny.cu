@@ -4,24 +4,23 @@
  * B's codes at memory speed.
  *
  * At small M the GEMM is bound by the bytes of B (the weights): what
- * matters is many bytes in flight, long runs of each row per request (HBM
- * rewards them: 64-byte pieces of many rows ran at a third of its
- * bandwidth) and few instructions per byte, not the tensor-core rate.
- * With X = B (N rows) and Y = A (M rows):
+ * matters is bytes in flight and few instructions per byte, not the
+ * tensor-core rate.  With X = B (N rows) and Y = A (M rows):
  *
  * - every element is exact in fp16 (fp6/fp4 re-encoded as e4m3 first, as
  *   in the fp8 kernel; then one cvt per pair, NaN and Inf kept), so the
  *   tensor cores form exact products with mma.sync m16n8k16 (Hopper has no
  *   fp8 mma.sync: the compiler emulates it with three times as many
  *   instructions);
- * - a pre-pass turns Y, a few KB, into those fragments in global memory
- *   (scales as fp32 powers of two), where every CTA reads them from its
- *   L1; the main kernel is launched as its programmatic dependent, so
- *   that it starts streaming X while the pre-pass runs;
- * - each CTA takes 64 rows of X (16 per warp) and a range of K; every warp
- *   streams its rows through a three-stage ring of shared memory with
- *   cp.async, 256 bytes of each row per stage (a warp-wide copy reads 512
- *   contiguous bytes), two stages in flight while one is computed;
+ * - a pre-pass turns Y, a few KB, into fragments in global memory (e4m3
+ *   or e5m2 bytes, scales as fp32 powers of two); the main kernel is
+ *   launched as its programmatic dependent, so that it starts streaming X
+ *   while the pre-pass runs, then copies its range of Y into shared
+ *   memory at once;
+ * - each CTA takes 128 rows of X (16 per warp) and a range of K; every
+ *   warp streams its rows through a two-stage ring of shared memory with
+ *   cp.async, 128 bytes of each row per stage, one stage in flight while
+ *   one is computed, the warps starting at different stages;
  * - within an MX block the order of k is free as long as X and Y agree, so
  *   a thread takes 8 consecutive codes of a row for the A fragments of two
  *   mmas, and Y's fragments are laid out to match;
@@ -56,7 +55,7 @@ constexpr uint32_t SMEM_CTA = (227 * 1024) / CTAS_PER_SM - 1024;
 
 /*
  * One MX block of Y as the pre-pass lays it out, for NT n-tiles of 8 rows:
- * per lane NT words pairs (codes 8t .. 8t + 7 of row 8j + g as e4m3 or
+ * per lane NT pairs of words (codes 8t .. 8t + 7 of row 8j + g as e4m3 or
  * e5m2 bytes: the B fragments of the block's two mmas once in fp16), then
  * per t NT pairs of fp32 scales (rows 8j + 2t and 8j + 2t + 1, the columns
  * of its C fragment).
@@ -66,15 +65,6 @@ template <int NT> struct yblock {
 	static constexpr int SCALE = 4 * NT * 8;
 	static constexpr int BYTES = FRAG + SCALE;
 };
-
-/*
- * 2^ratio_of(e) times the value of a code is its fp16 image (fp6/fp4 are
- * re-encoded as e4m3 first, as in the fp8 kernel).
- */
-__host__ __device__ constexpr int ratio_of(int e)
-{
-	return e == SM90_E3M2 ? 4 : e == SM90_E2M3 || e == SM90_E2M1 ? 6 : 0;
-}
 
 /* Blocks of K per stage. */
 __host__ __device__ constexpr uint32_t blocks_per_stage(int e)
@@ -232,7 +222,7 @@ __device__ __forceinline__ uint32_t zero_byte(uint32_t x)
 }
 
 /*
- * X's scale bytes of rows row0 .. row0 + 63, blocks [kb0, kb0 + pad) (past
+ * X's scale bytes of the CTA's rows, blocks [kb0, kb0 + pad) (past
  * kb1: 127, whose codes are zero); returns non-zero where one of them is 0
  * or 0xff (2^-127 and NaN, which the fast conversion gets wrong).
  */
@@ -308,7 +298,7 @@ __global__ void skinny_prep_kernel(const struct sm90_mx_operand y, uint32_t bloc
 }
 
 /*
- * CTA (blockIdx.x, blockIdx.y): rows 64 x .. 64 x + 63 of X, blocks
+ * CTA (blockIdx.x, blockIdx.y): rows 128 x .. 128 x + 127 of X, blocks
  * [range y, range (y + 1)) of K.  yfrag: Y as skinny_prep_kernel() lays it
  * out.  With more than one range, partial holds the tiles' partial sums
  * (per thread its NT x 4 values) and count the ranges done per tile.
@@ -626,9 +616,8 @@ int workspace(struct cuda_device *cd, uint32_t tiles, size_t bytes, uint32_t **c
 }
 
 template <int NT>
-int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &args)
+int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 {
-	struct sm90_skinny_args p = args;
 	const uint32_t slots = CTAS_PER_SM * (uint32_t)cd->sms;
 	const uint32_t u = blocks_per_stage(p.x.elem);
 	struct plan pl;
@@ -641,7 +630,6 @@ int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &args)
 	 * Split K only as far as the CTAs fill the SMs once (no second
 	 * wave), each range at least two stages and at most max_range().
 	 */
-	p.post = ldexpf(1.0f, ratio_of(p.x.elem) + ratio_of(p.y.elem));
 	pl.tiles = (p.x.rows + ROWS - 1) / ROWS;
 	pl.ranges = max(1u, min(slots / pl.tiles, p.blocks / (2 * u)));
 	pl.range = (p.blocks + pl.ranges - 1) / pl.ranges;

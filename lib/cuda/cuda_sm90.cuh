@@ -292,7 +292,7 @@ struct sm90_skinny_args {
 	uint8_t *c;
 	uint64_t c_stride;		/* elements */
 	int bf16, accumulate;
-	float post;			/* set by sm90_launch_skinny() */
+	float post;			/* 2^(fa + fb) of the e4m3 re-encoding */
 	/* x's scales can be read four blocks at a time (4-byte aligned). */
 	int x_scale_words;
 };
