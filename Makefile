@@ -84,6 +84,13 @@ TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
 # The CUDA backend's tests skip where no CUDA device is found.
 CUDA_TEST_SRCS := $(wildcard tests/cuda/test_*.c)
 TEST_BINS += $(CUDA_TEST_SRCS:tests/cuda/%.c=$(BUILD)/tests/%)
+# The CUDA quantize encoders checked on the host (no GPU needed), where nvcc
+# is found; not in the sanitizer build, whose library needs its runtime.
+ifneq ($(NVCC),)
+ifneq ($(SANITIZE),1)
+TEST_BINS += $(BUILD)/tests/test_cuda_encode
+endif
+endif
 # The CUDA benchmark program (tests/bench/cuda_bench.py runs it).
 CUDA_BENCH := $(patsubst tests/cuda/%.c,$(BUILD)/tests/%,\
 	      $(wildcard tests/cuda/cuda_bench.c))
@@ -201,6 +208,15 @@ $(BUILD)/tests/%: tests/cuda/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+$(BUILD)/tests/test_cuda_encode: tests/cuda/test_cuda_encode.cu \
+		lib/cuda/cuda_quant_encode.cuh $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) NVCC $@
+	$(Q)$(NVCC) -std=c++20 -O2 -Werror all-warnings \
+		-Xcompiler -Wall,-Wextra,-Werror -D_GNU_SOURCE \
+		-Ilib/include -Ilib/core -Ilib/cuda $< -o $@ \
+		-L$(BUILD)/lib -lmxaccel -Xlinker -rpath,'$$ORIGIN/../lib'
 
 module:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }

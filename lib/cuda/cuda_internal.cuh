@@ -6,6 +6,7 @@
  *                  kernel table and the submit path
  * cuda_core.cu     lib/core compiled for the GPU: quantize, dequantize and
  *                  the exact GEMM (bit-identical to the CPU)
+ * cuda_quant_encode.cuh  the fast fp6/fp4 quantize encoders (host and device)
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
  *                  operand preparation, the fp8 kernel (per-32 promotion)
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
