@@ -509,6 +509,22 @@ void encode_load(void)
 		encode = (encode_fn)fn;
 }
 
+/*
+ * The PTX version this file's kernels were loaded from: 90 for the sm_90a
+ * code, 80 where the driver JIT-compiles the compute_80 PTX instead (whose
+ * GEMM kernels are empty), as under CUDA_FORCE_PTX_JIT=1.
+ */
+pthread_once_t code_once = PTHREAD_ONCE_INIT;
+int code_ptx;
+
+void code_probe(void)
+{
+	cudaFuncAttributes a;
+
+	if (cudaFuncGetAttributes(&a, scales_kmajor_kernel) == cudaSuccess)
+		code_ptx = a.ptxVersion;
+}
+
 /* rows x row_bytes bytes, row stride `stride`, boxes of box_x x box_y. */
 int make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
 	     uint64_t rows, uint64_t stride, uint32_t box_x, uint32_t box_y,
@@ -967,6 +983,9 @@ const char *cuda_sm90_reject(struct cuda_device *cd)
 		return "the driver has no cuTensorMapEncodeTiled";
 	if (cd->smem_optin < (size_t)layout<128, 2>::SMEM || !sm90_bf16_fits(cd))
 		return "the device has too little shared memory per block";
+	pthread_once(&code_once, code_probe);
+	if (code_ptx < 90)
+		return "its sm_90a code is not loaded (the driver runs the compute_80 PTX, e.g. under CUDA_FORCE_PTX_JIT)";
 	return NULL;
 }
 

@@ -113,12 +113,12 @@ static int cuda_open(struct mxa_device *dev)
 		 dev->index);
 	snprintf(dev->info.backend, sizeof(dev->info.backend), "cuda");
 	snprintf(dev->info.description, sizeof(dev->info.description),
-		 "%s (sm_%d%d, %d SMs, %zu MiB), CUDA runtime %d.%d, driver %d.%d%s",
+		 "%s (sm_%d%d, %d SMs, %zu MiB), CUDA runtime %d.%d, driver %d.%d; %s%s",
 		 prop.name, prop.major, prop.minor, prop.multiProcessorCount,
 		 prop.totalGlobalMem >> 20, rt / 1000, rt % 1000 / 10,
 		 drv / 1000, drv % 1000 / 10,
-		 cuda_sm90_reject(cd) ? "; no native MX GEMM on this architecture" :
-		 "; native MX GEMM: TMA + wgmma");
+		 cuda_sm90_reject(cd) ? "no native MX GEMM: " : "native MX GEMM: TMA + wgmma",
+		 cuda_sm90_reject(cd) ? cuda_sm90_reject(cd) : "");
 	dev->info.host_visible = 0;
 	dev->info.conformance = 0;
 	return 0;
