@@ -665,18 +665,12 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap &ma,
 {
 	using L = layout<BN, WM>;
 	static_assert(L::SMEM <= 227 * 1024, "more shared memory than a block gets");
-	static bool configured;
+	static unsigned long long configured;
 	auto kernel = gemm_sm90_kernel<BN, WM, WN, TA, TB, DBUF>;
-	cudaError_t e;
+	int ret = sm90_allow_smem(cd, kernel, L::SMEM, &configured);
 
-	if (!configured) {
-		e = cudaFuncSetAttribute(kernel,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 L::SMEM);
-		if (e != cudaSuccess)
-			return cuda_fail(e, "cuda-mx-sm90: shared memory");
-		configured = true;
-	}
+	if (ret)
+		return ret;
 	/* A list of tiles is walked by at most one CTA per SM. */
 	kernel<<<p.list ? min(p.tiles_m * p.tiles_n, (uint32_t)cd->sms) :
 			  p.tiles_m * p.tiles_n,

@@ -444,17 +444,11 @@ template <int EA>
 int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_bf16_args &p)
 {
-	static bool configured;
-	cudaError_t e;
+	static unsigned long long configured;
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA>, layout::SMEM, &configured);
 
-	if (!configured) {
-		e = cudaFuncSetAttribute(gemm_sm90_bf16_kernel<EA>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 layout::SMEM);
-		if (e != cudaSuccess)
-			return cuda_fail(e, "cuda-mx-sm90: shared memory");
-		configured = true;
-	}
+	if (ret)
+		return ret;
 	gemm_sm90_bf16_kernel<EA><<<p.tiles_m * p.tiles_n, 384, layout::SMEM, cd->stream>>>(
 		maps[0], maps[1], maps[2], p);
 	return 0;

@@ -291,17 +291,11 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_decode_args &p)
 {
 	using L = layout<BN>;
-	static bool configured;
-	cudaError_t e;
+	static unsigned long long configured;
+	int ret = sm90_allow_smem(cd, gemm_sm90_decode_kernel<EX, BN>, L::SMEM, &configured);
 
-	if (!configured) {
-		e = cudaFuncSetAttribute(gemm_sm90_decode_kernel<EX, BN>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 L::SMEM);
-		if (e != cudaSuccess)
-			return cuda_fail(e, "cuda-mx-sm90: shared memory");
-		configured = true;
-	}
+	if (ret)
+		return ret;
 	gemm_sm90_decode_kernel<EX, BN><<<p.tiles, 256, L::SMEM, cd->stream>>>(
 		maps[0], maps[1], p);
 	return 0;

@@ -522,20 +522,16 @@ template <int EX, int EY, int NT>
 int launch_inst(struct cuda_device *cd, const struct sm90_skinny_args &p,
 		const struct plan &pl)
 {
-	static bool configured;
+	static unsigned long long configured;
 	const uint32_t u = blocks_per_stage(EX);
 	cudaLaunchAttribute attr;
 	cudaLaunchConfig_t cfg = {};
 	cudaError_t e;
+	int ret = sm90_allow_smem(cd, skinny_kernel<EX, EY, NT>,
+				  (int)smem_bytes<NT>(max_range<NT>()), &configured);
 
-	if (!configured) {
-		e = cudaFuncSetAttribute(skinny_kernel<EX, EY, NT>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 smem_bytes<NT>(max_range<NT>()));
-		if (e != cudaSuccess)
-			return cuda_fail(e, "cuda-mx-sm90: skinny shared memory");
-		configured = true;
-	}
+	if (ret)
+		return ret;
 	cfg.gridDim = dim3(pl.tiles, pl.ranges);
 	cfg.blockDim = dim3(THREADS);
 	cfg.dynamicSmemBytes = smem_bytes<NT>((pl.range + u - 1) / u * u);

@@ -57,6 +57,27 @@ static __device__ __forceinline__ void store_c_value(uint8_t *c, uint64_t at, bo
 	}
 }
 
+/*
+ * Let a kernel use `bytes` of dynamic shared memory on cd's device, once
+ * per device (the attribute belongs to the function in one device's
+ * context); *done holds a bit per device ordinal.
+ */
+template <typename K>
+static inline int sm90_allow_smem(struct cuda_device *cd, K kernel, int bytes,
+				  unsigned long long *done)
+{
+	const unsigned long long bit = 1ull << (cd->ordinal & 63);
+	cudaError_t e;
+
+	if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit)
+		return 0;
+	e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: shared memory");
+	__atomic_fetch_or(done, bit, __ATOMIC_RELEASE);
+	return 0;
+}
+
 #ifdef SM90_CODE
 
 /* --- PTX ------------------------------------------------------------------------ */
