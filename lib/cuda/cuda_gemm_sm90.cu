@@ -750,6 +750,30 @@ uint64_t row_bytes(const struct mxa_matrix *m)
  * 64), then per tile column a flag, then the count and list of the fp8
  * kernel's tiles (128 x 128) left to it.
  */
+/*
+ * sm90_prep_b()'s arguments for y (codes at yd, row stride ys; scales
+ * K-major at ysc with row maxima rmax): bf16 into out, bad columns flagged
+ * in bad_cols.
+ */
+struct sm90_prep_args prep_args(const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
+				const void *ysc, const uint32_t *rmax, uint8_t *out,
+				uint32_t *bad_cols)
+{
+	struct sm90_prep_args pb;
+
+	pb.data = yd;
+	pb.stride = ys;
+	pb.rows = y->rows;
+	pb.blocks = y->cols / 32;
+	pb.rows_pad = (y->rows + 15) / 16 * 16;
+	pb.elem = sm90_elem_of(y->elem);
+	pb.scales = (const uint8_t *)ysc;
+	pb.rmax = rmax;
+	pb.out = out;
+	pb.bad_cols = bad_cols;
+	return pb;
+}
+
 size_t bf16_b_bytes(const struct mxa_matrix *y)
 {
 	return (size_t)y->rows * ((y->cols / 32 + 1) / 2) * SM90_BF16_KC * 2;
@@ -806,16 +830,8 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.list_count = (uint32_t *)((uint8_t *)*scratch + list_offset(y));
 	b.list = b.list_count + 1;
 
-	pb.data = yd;
-	pb.stride = ys;
-	pb.rows = y->rows;
-	pb.blocks = y->cols / 32;
-	pb.rows_pad = (y->rows + 15) / 16 * 16;
-	pb.elem = sm90_elem_of(y->elem);
-	pb.scales = (const uint8_t *)ysc;
-	pb.rmax = b.rmax_b;
-	pb.out = (uint8_t *)*scratch;
-	pb.bad_cols = (uint32_t *)b.bad_cols;
+	pb = prep_args(y, yd, ys, ysc, b.rmax_b, (uint8_t *)*scratch,
+		       (uint32_t *)b.bad_cols);
 	ret = sm90_prep_b(cd, pb);
 	if (!ret)
 		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
@@ -904,16 +920,8 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	d.list = d.list_count + 2;
 	d.rmax_y = rmax_of(ysc, y);
 
-	pb.data = yd;
-	pb.stride = ys;
-	pb.rows = y->rows;
-	pb.blocks = y->cols / 32;
-	pb.rows_pad = (y->rows + 15) / 16 * 16;
-	pb.elem = sm90_elem_of(y->elem);
-	pb.scales = (const uint8_t *)ysc;
-	pb.rmax = d.rmax_y;
-	pb.out = (uint8_t *)*scratch + head;
-	pb.bad_cols = (uint32_t *)d.bad_y;
+	pb = prep_args(y, yd, ys, ysc, d.rmax_y, (uint8_t *)*scratch + head,
+		       (uint32_t *)d.bad_y);
 	ret = sm90_prep_b(cd, pb);
 	if (!ret)
 		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
