@@ -79,6 +79,7 @@ static int cuda_open(struct mxa_device *dev)
 {
 	struct cuda_device *cd;
 	cudaDeviceProp prop;
+	const char *no_native;
 	int rt = 0, drv = 0, optin = 0;
 	cudaError_t e;
 
@@ -109,6 +110,7 @@ static int cuda_open(struct mxa_device *dev)
 
 	cudaRuntimeGetVersion(&rt);
 	cudaDriverGetVersion(&drv);
+	no_native = cuda_sm90_reject(cd);
 	snprintf(dev->info.name, sizeof(dev->info.name), "cuda:%u",
 		 dev->index);
 	snprintf(dev->info.backend, sizeof(dev->info.backend), "cuda");
@@ -117,8 +119,8 @@ static int cuda_open(struct mxa_device *dev)
 		 prop.name, prop.major, prop.minor, prop.multiProcessorCount,
 		 prop.totalGlobalMem >> 20, rt / 1000, rt % 1000 / 10,
 		 drv / 1000, drv % 1000 / 10,
-		 cuda_sm90_reject(cd) ? "no native MX GEMM: " : "native MX GEMM: TMA + wgmma",
-		 cuda_sm90_reject(cd) ? cuda_sm90_reject(cd) : "");
+		 no_native ? "no native MX GEMM: " : "native MX GEMM: TMA + wgmma",
+		 no_native ? no_native : "");
 	dev->info.host_visible = 0;
 	dev->info.conformance = 0;
 	return 0;
