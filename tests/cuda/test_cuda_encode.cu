@@ -75,6 +75,12 @@ static void mismatch(const char *what, int elem, uint32_t x, unsigned int scale,
 }
 
 /* Blocks of an anchor and 31 values from vals; the anchor's element is skipped. */
+/* Whether element i of fill_blocks()' output is a value (not an anchor or padding). */
+static bool is_value(size_t i, size_t n)
+{
+	return i % 32 != 0 && (i / 32) * 31 + i % 32 - 1 < n;
+}
+
 template <typename T>
 static uint32_t fill_blocks(const std::vector<T> &vals, T anchor, std::vector<T> &src)
 {
@@ -111,7 +117,7 @@ static void check_f32(struct mxa_device *cpu)
 		for (size_t i = 0; i < src.size(); i++) {
 			uint32_t x = src[i], got;
 
-			if (i % 32 == 0 || (i / 32) * 31 + i % 32 - 1 >= vals.size())
+			if (!is_value(i, vals.size()))
 				continue;
 			/* The kernel: the reciprocal is 1, y is x; the sign rides along. */
 			got = encode_small<E>(x) >> F::shift | x >> 31 << F::sign_bit;
@@ -152,7 +158,7 @@ static void check_bf16(struct mxa_device *cpu)
 				size_t at = i + h;
 				uint32_t got = m >> (16 * h) & 0xffffu;
 
-				if (at % 32 == 0 || (at / 32) * 31 + at % 32 - 1 >= vals.size())
+				if (!is_value(at, vals.size()))
 					continue;
 				compared++;
 				if (got != codes[at])
