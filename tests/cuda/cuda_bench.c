@@ -9,9 +9,11 @@
  *              [--recipes mxfp8,mxfp4]
  *
  * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1), random codes, scales
- * 2^-7 .. 2^7, bf16 C, plain scales.  A batch of n identical GEMMs goes to
- * the device on one fence (mxa_gemm_batch), so the time per GEMM is the
+ * 2^-7 .. 2^7, bf16 C, plain scales.  A batch of n GEMMs of one shape goes
+ * to the device on one fence (mxa_gemm_batch), so the time per GEMM is the
  * device's, not a host round trip; the median of three batches is kept.
+ * The batch rotates through several operand sets, so that the operands
+ * come from device memory, not from L2.
  * Quantize: bf16 and fp32 sources to e4m3 and e2m1 (floor), plain scales;
  * mxa_quantize() is synchronous, so the time of a 1 x 32 quantization (the
  * round trip) is measured too and subtracted.
@@ -83,20 +85,22 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Operand sets a batch rotates through: enough that together they exceed
+ * ROTATE_BYTES, so that no GEMM finds its operands in L2 from the one
+ * before (the H200 has 60 MB of L2; triton's do_bench, which times the
+ * PyTorch peers, clears the cache with a 256 MB write between runs).
+ */
+#define ROTATE_BYTES (256u << 20)
+#define MAX_SETS 16
+
 static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		       enum mxa_elem elem, uint32_t m, uint32_t n, uint32_t k)
 {
 	size_t ra = elem == MXA_ELEM_E2M1 ? k / 2 : k;
-	struct mxa_matrix a = {
-		.data = upload(dev, ra * m, elem == MXA_ELEM_E4M3),
-		.scale = upload(dev, (size_t)m * (k / 32), 2),
-		.elem = elem, .rows = m, .cols = k,
-	};
-	struct mxa_matrix b = {
-		.data = upload(dev, ra * n, elem == MXA_ELEM_E4M3),
-		.scale = upload(dev, (size_t)n * (k / 32), 2),
-		.elem = elem, .rows = n, .cols = k,
-	};
+	size_t set_bytes = (ra + k / 32) * ((size_t)m + n);
+	unsigned int sets = (unsigned int)(ROTATE_BYTES / set_bytes + 1);
+	struct mxa_matrix a[MAX_SETS], b[MAX_SETS];
 	struct mxa_dense c = { .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n };
 	struct mxa_gemm_op *ops;
 	struct mxa_fence *f;
@@ -109,6 +113,20 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 	unsigned int iters, i, r;
 	int ret;
 
+	if (sets > MAX_SETS)
+		sets = MAX_SETS;
+	for (i = 0; i < sets; i++) {
+		a[i] = (struct mxa_matrix){
+			.data = upload(dev, ra * m, elem == MXA_ELEM_E4M3),
+			.scale = upload(dev, (size_t)m * (k / 32), 2),
+			.elem = elem, .rows = m, .cols = k,
+		};
+		b[i] = (struct mxa_matrix){
+			.data = upload(dev, ra * n, elem == MXA_ELEM_E4M3),
+			.scale = upload(dev, (size_t)n * (k / 32), 2),
+			.elem = elem, .rows = n, .cols = k,
+		};
+	}
 	ret = mxa_buffer_alloc(dev, (size_t)m * n * 2, &c.buf);
 	if (ret)
 		die("alloc C", ret);
@@ -117,7 +135,7 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		die("plan", ret);
 	for (i = 0; i < 2; i++) {
 		t = now();
-		ret = mxa_gemm(dev, &a, &b, &c, 0, pref);
+		ret = mxa_gemm(dev, &a[i % sets], &b[i % sets], &c, 0, pref);
 		if (ret)
 			die("gemm", ret);
 		t = now() - t;
@@ -126,7 +144,7 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 	iters = iters < 3 ? 3 : iters > 2000 ? 2000 : iters;
 	ops = calloc(iters, sizeof(*ops));
 	for (i = 0; i < iters; i++)
-		ops[i] = (struct mxa_gemm_op){ .a = &a, .b = &b, .c = &c };
+		ops[i] = (struct mxa_gemm_op){ .a = &a[i % sets], .b = &b[i % sets], .c = &c };
 	for (r = 0; r < 3; r++) {
 		t = now();
 		ret = mxa_gemm_batch(dev, ops, iters, pref, &f);
@@ -138,15 +156,17 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		times[r] = (now() - t) / iters;
 	}
 	qsort(times, 3, sizeof(times[0]), cmp_double);
-	printf("{\"op\": \"gemm\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"iters\": %u, \"ms\": %.5f, \"tflops\": %.2f}\n",
-	       recipe, m, n, k, plan.kernel, iters, times[1] * 1e3,
+	printf("{\"op\": \"gemm\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"iters\": %u, \"sets\": %u, \"ms\": %.5f, \"tflops\": %.2f}\n",
+	       recipe, m, n, k, plan.kernel, iters, sets, times[1] * 1e3,
 	       2.0 * m * n * k / times[1] * 1e-12);
 	fflush(stdout);
 	free(ops);
-	mxa_buffer_free(a.data);
-	mxa_buffer_free(a.scale);
-	mxa_buffer_free(b.data);
-	mxa_buffer_free(b.scale);
+	for (i = 0; i < sets; i++) {
+		mxa_buffer_free(a[i].data);
+		mxa_buffer_free(a[i].scale);
+		mxa_buffer_free(b[i].data);
+		mxa_buffer_free(b[i].scale);
+	}
 	mxa_buffer_free(c.buf);
 }
 
