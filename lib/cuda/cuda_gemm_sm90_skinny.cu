@@ -120,12 +120,18 @@ template <int N> __device__ __forceinline__ void cp_wait(void)
 }
 
 /*
- * Byte offset of byte `off` of row h in a stage: 16-byte units swizzled
- * so that the eight rows a fragment load touches use different banks.
+ * Byte offset of byte `off` of row h in a stage, the units of each row
+ * swizzled so that the rows a fragment load touches use different banks:
+ * fp8 and fp6 threads read 8 bytes (per half-warp four rows of 32 bytes:
+ * 32-byte units), fp4 threads 4 bytes (eight rows of 16 bytes: 16-byte
+ * units).  16-byte units for all had every fp8 load conflict two ways.
  */
+template <int TB>
 __device__ __forceinline__ uint32_t ring_at(uint32_t h, uint32_t off)
 {
-	return h * SPAN + (((off >> 4) ^ (h & 7)) << 4) + (off & 15);
+	if (TB == 4)
+		return h * SPAN + (((off >> 4) ^ (h & 7)) << 4) + (off & 15);
+	return h * SPAN + (((off >> 5) ^ (h & 3)) << 5) + (off & 31);
 }
 
 /* d = A B (+ d with ACC), m16n8k16, fp16 operands, fp32 sums. */
@@ -359,7 +365,7 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 
 #pragma unroll
 		for (uint32_t i = 0; i < 16 / RPI; i++)
-			cp_async16(at + ring_at(RPI * i + ch, cu * 16),
+			cp_async16(at + ring_at<TB>(RPI * i + ch, cu * 16),
 				   n ? src[i] + it * U * CB : src[i], n);
 	};
 
@@ -417,11 +423,11 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 				float xa, xb;
 
 				if (TB == 4) {
-					va.x = *(const uint32_t *)(st + ring_at(g, off));
-					vb.x = *(const uint32_t *)(st + ring_at(g + 8, off));
+					va.x = *(const uint32_t *)(st + ring_at<TB>(g, off));
+					vb.x = *(const uint32_t *)(st + ring_at<TB>(g + 8, off));
 				} else {
-					va = *(const uint2 *)(st + ring_at(g, off));
-					vb = *(const uint2 *)(st + ring_at(g + 8, off));
+					va = *(const uint2 *)(st + ring_at<TB>(g, off));
+					vb = *(const uint2 *)(st + ring_at<TB>(g + 8, off));
 				}
 				to_f16<EX>(va, fa);
 				to_f16<EX>(vb, fb);
