@@ -91,9 +91,13 @@ ifneq ($(SANITIZE),1)
 TEST_BINS += $(BUILD)/tests/test_cuda_encode
 endif
 endif
-# The CUDA benchmark program (tests/bench/cuda_bench.py runs it).
+# The CUDA benchmark program (tests/bench/cuda_bench.py runs it) and the
+# read probe (Hopper only: cp.async.bulk), where nvcc is found.
 CUDA_BENCH := $(patsubst tests/cuda/%.c,$(BUILD)/tests/%,\
 	      $(wildcard tests/cuda/cuda_bench.c))
+ifneq ($(NVCC),)
+CUDA_BENCH += $(BUILD)/tests/read_probe
+endif
 TEST_COMMON := tests/lib/testlib.c
 SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 # The driver's tests boot Debian kernels under qemu; the sanitizer build is
@@ -208,6 +212,12 @@ $(BUILD)/tests/%: tests/cuda/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+$(BUILD)/tests/read_probe: tests/bench/read_probe.cu
+	@mkdir -p $(dir $@)
+	$(quiet) NVCC $@
+	$(Q)$(NVCC) -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a \
+		-Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror $< -o $@
 
 $(BUILD)/tests/test_cuda_encode: tests/cuda/test_cuda_encode.cu \
 		lib/cuda/cuda_quant_encode.cuh $(SHLIB)

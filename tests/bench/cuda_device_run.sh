@@ -4,19 +4,21 @@
 # Everything the CUDA backend needs a GPU for, in one go, from the top of
 # the tree on a machine with an NVIDIA GPU and nvcc: build, the library's
 # tests (the CUDA ones run instead of skipping), compute-sanitizer memcheck
-# and racecheck on small native GEMMs, the SASS of the native kernel, and
-# the benchmark.  Logs and results go to $OUT (default cuda-run/).
+# and racecheck on small native GEMMs, the SASS of the native kernel, the
+# benchmark and the read probe.  Logs and results go to $OUT (default
+# cuda-run/).
 #
-#   tests/bench/cuda_device_run.sh [build] [test] [sanitize] [sass] [bench] [torch]
+#   tests/bench/cuda_device_run.sh [build] [test] [sanitize] [sass] [bench] [torch] [probe]
 #
 # With no arguments every step runs; "bench" is libmxaccel alone
 # (tests/cuda/cuda_bench.c), "torch" the whole comparison
-# (tests/bench/cuda_bench.py).  MXACCEL_GOLDEN_DIR may name the full golden
-# set.
+# (tests/bench/cuda_bench.py), "probe" the decode shape's weight reads alone
+# (tests/bench/read_probe.cu, MXFP8 and MXFP4 sizes).  MXACCEL_GOLDEN_DIR may
+# name the full golden set.
 set -u
 out=${OUT:-cuda-run}
 mkdir -p "$out"
-steps=${*:-build test sanitize sass bench torch}
+steps=${*:-build test sanitize sass bench torch probe}
 build=${MXACCEL_BUILD:-build/rel}
 sum=$out/summary.txt
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -86,5 +88,12 @@ if has torch; then
 	PYTHONUNBUFFERED=1 python3 tests/bench/cuda_bench.py --build "$build" \
 		--out "$out" >"$out/bench.log" 2>&1
 	tail -20 "$out/bench.log" | tee -a "$sum"
+fi
+if has probe; then
+	log "read probe (decode weights: 14336 rows of 4096 and 2048 bytes)"
+	for bytes in 4096 2048; do
+		"$build"/tests/read_probe 14336 $bytes >"$out/probe-$bytes.txt" 2>&1
+		grep -E "^(order|swz +128 +2 +3|copy)" "$out/probe-$bytes.txt" | tee -a "$sum"
+	done
 fi
 log "$(date -u) done"

@@ -9,11 +9,16 @@
  * order costs and what the kernel adds.
  *
  *   nvcc -O3 -arch=sm_90a -o read_probe tests/bench/read_probe.cu
- *   ./read_probe [rows] [row_bytes]     (default 14336 4096: MXFP8 weights)
+ *   ./read_probe [rows] [row_bytes] [min_kb] [once]
+ *
+ * rows x row_bytes defaults to 14336 x 4096 (MXFP8 weights); min_kb pads
+ * each CTA's shared memory (the skinny kernel's 64 KB: three CTAs per SM
+ * and the L1 cache that leaves).
  *
  * Orders: "rows" (16 rows, a span of each per stage), "swz" (the same into
  * the skinny kernel's swizzled layout), "fill" (that, with the zero-fill
- * form of cp.async), "seq" (the same bytes in memory order).
+ * form of cp.async), "bulk" (each row's span by the bulk-copy engine
+ * instead of cp.async), "seq" (the same bytes in memory order).
  *
  * Every variant reads the whole matrix once per launch, rotating among
  * enough copies that they do not fit in L2; GB/s are the matrix's bytes
@@ -58,6 +63,26 @@ __device__ __forceinline__ void cp16_fill(uint32_t dst, const void *src, uint32_
 		     "r"(n) : "memory");
 }
 
+/* A row's span by the bulk-copy (TMA) engine, counted on an mbarrier. */
+__device__ __forceinline__ void bulk(uint32_t dst, const void *src, uint32_t n, uint32_t bar)
+{
+	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+		     " [%0], [%1], %2, [%3];" :: "r"(dst), "l"(src), "r"(n), "r"(bar)
+		     : "memory");
+}
+
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity)
+{
+	uint32_t done;
+
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+	} while (!done);
+}
+
 template <int N> __device__ __forceinline__ void wait_group(void)
 {
 	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
@@ -69,7 +94,7 @@ template <int N> __device__ __forceinline__ void wait_group(void)
  * x S bytes, STAGES stages in the ring.  rot: warps start their range at
  * different stages (as the skinny kernel does).
  */
-template <int S, int STAGES, bool SEQ, bool SWZ, bool FILL>
+template <int S, int STAGES, bool SEQ, bool SWZ, bool FILL, bool BULK>
 __global__ void __launch_bounds__(32 * WARPS)
 probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int rot,
       uint32_t *sink)
@@ -110,14 +135,38 @@ probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int 
 		return ring_s + (it % STAGES) * STAGE +
 		       (SWZ ? h * S + ((c ^ (h & 7)) << 4) : unit * 16);
 	};
+	/* BULK: lanes 0-15 copy a row each, the stage counted on its mbarrier. */
+	const uint32_t bars = (uint32_t)__cvta_generic_to_shared(smem + WARPS * STAGES * STAGE) +
+			      warp * STAGES * 8;
 	auto issue = [&](uint32_t it) {
-		for (uint32_t u = 0; u < PER_LANE; u++) {
-			if (FILL)
-				cp16_fill(dst(it, u), src(it, u), 16);
-			else
-				cp16(dst(it, u), src(it, u));
+		if (BULK) {
+			const uint32_t b = bars + (it % STAGES) * 8;
+
+			if (lane == 0)
+				asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+					     :: "r"(b), "r"(16 * S) : "memory");
+			const uint32_t at = ring_s + (it % STAGES) * STAGE + lane * S;
+
+			__syncwarp();
+			it = it + r0 < iters ? it + r0 : it + r0 - iters;
+			if (lane < 16)
+				bulk(at, m + (uint64_t)(group * 16 + lane) * row_bytes + c0 + it * S,
+				     S, b);
+		} else {
+			for (uint32_t u = 0; u < PER_LANE; u++) {
+				if (FILL)
+					cp16_fill(dst(it, u), src(it, u), 16);
+				else
+					cp16(dst(it, u), src(it, u));
+			}
 		}
 	};
+	if (BULK && lane < STAGES) {
+		asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bars + lane * 8)
+			     : "memory");
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncwarp();
 	for (uint32_t it = 0; it < STAGES - 1; it++) {
 		if (it < iters)
 			issue(it);
@@ -128,7 +177,10 @@ probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int 
 		if (it + STAGES - 1 < iters)
 			issue(it + STAGES - 1);
 		commit();
-		wait_group<STAGES - 1>();
+		if (BULK)
+			bar_wait(bars + (it % STAGES) * 8, (it / STAGES) & 1);
+		else
+			wait_group<STAGES - 1>();
 		__syncwarp();
 		acc ^= *(const uint32_t *)(ring + (it % STAGES) * STAGE + lane * 4);
 	}
@@ -137,10 +189,10 @@ probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int 
 		sink[gw] = acc;
 }
 
-template <int S, int STAGES, bool SEQ, bool SWZ = false, bool FILL = false>
+template <int S, int STAGES, bool SEQ, bool SWZ = false, bool FILL = false, bool BULK = false>
 void *kernel_of(void)
 {
-	return (void *)probe<S, STAGES, SEQ, SWZ, FILL>;
+	return (void *)probe<S, STAGES, SEQ, SWZ, FILL, BULK>;
 }
 
 int main(int argc, char **argv)
@@ -150,6 +202,8 @@ int main(int argc, char **argv)
 	const int nargs = argc - once;
 	const uint32_t rows = nargs > 1 ? atoi(argv[1]) : 14336;
 	const uint32_t row_bytes = nargs > 2 ? atoi(argv[2]) : 4096;
+	/* Shared memory per CTA at least this (KB): fewer CTAs, less L1. */
+	const int min_kb = nargs > 3 ? atoi(argv[3]) : 0;
 	const size_t bytes = (size_t)rows * row_bytes;
 	const int copies = std::max<int>(2, (int)((256u << 20) / bytes + 1));
 	struct {
@@ -161,6 +215,9 @@ int main(int argc, char **argv)
 		{ "rows", kernel_of<128, 2, false>(), 128, 2, false },
 		{ "swz", kernel_of<128, 2, false, true>(), 128, 2, false },
 		{ "fill", kernel_of<128, 2, false, true, true>(), 128, 2, false },
+		{ "bulk", kernel_of<128, 2, false, false, false, true>(), 128, 2, false },
+		{ "bulk", kernel_of<128, 3, false, false, false, true>(), 128, 3, false },
+		{ "bulk", kernel_of<128, 4, false, false, false, true>(), 128, 4, false },
 		{ "swz", kernel_of<128, 4, false, true>(), 128, 4, false },
 		{ "rows", kernel_of<128, 4, false>(), 128, 4, false },
 		{ "rows", kernel_of<128, 8, false>(), 128, 8, false },
@@ -191,7 +248,7 @@ int main(int argc, char **argv)
 	printf("%-5s %5s %6s %6s %4s %5s %8s %8s\n", "order", "span", "stages", "ranges", "rot",
 	       "occ", "us", "GB/s");
 	for (auto &x : v) {
-		const int smem = WARPS * x.stages * 16 * x.s;
+		const int smem = std::max(WARPS * x.stages * (16 * x.s + 8), min_kb * 1024);
 
 		if (smem > 227 * 1024)
 			continue;
