@@ -66,11 +66,8 @@ struct operand {
 
 struct params {
 	struct operand a, b;		/* as the kernel sees them (swapped) */
-	uint8_t *c;
-	uint64_t c_stride;		/* elements */
+	struct sm90_c out;
 	uint32_t tiles_m, tiles_n;
-	int bf16;
-	int accumulate;
 	int transposed;			/* C[j][i] = D[i][j] */
 	float post;			/* 2^(fa + fb) */
 	/*
@@ -203,9 +200,9 @@ __device__ __forceinline__ void store_c(const struct params &p, uint32_t i,
 
 	if (i >= p.a.rows || j >= p.b.rows)
 		return;
-	at = p.transposed ? (uint64_t)j * p.c_stride + i :
-			    (uint64_t)i * p.c_stride + j;
-	store_c_value(p.c, at, p.bf16, p.accumulate, v * p.post);
+	at = p.transposed ? (uint64_t)j * p.out.stride + i :
+			    (uint64_t)i * p.out.stride + j;
+	store_c_value(p.out, at, v * p.post);
 }
 
 #endif /* SM90_CODE */
@@ -808,10 +805,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.n = y->rows;
 	b.blocks = x->cols / 32;
 	b.elem_a = sm90_elem_of(x->elem);
-	b.c = fp.c;
-	b.c_stride = fp.c_stride;
-	b.bf16 = fp.bf16;
-	b.accumulate = fp.accumulate;
+	b.out = fp.out;
 	b.transposed = fp.transposed;
 	b.tiles_m = (b.m + SM90_BF16_BM - 1) / SM90_BF16_BM;
 	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
@@ -864,6 +858,18 @@ void report_redo(struct cuda_device *cd, const struct params &p)
 			 n, p.tiles_m * p.tiles_n);
 }
 
+/* The job's C as the kernels write it. */
+struct sm90_c c_of(const struct mxa_job *job)
+{
+	struct sm90_c o;
+
+	o.c = cuda_ptr(job->dense.buf, job->dense.offset);
+	o.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	o.stride = cuda_host->dense_stride(&job->dense) / (o.bf16 ? 2 : 4);
+	o.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+	return o;
+}
+
 /* One operand as the decode and skinny kernels read it. */
 struct sm90_mx_operand mx_operand(const struct mxa_matrix *m,
 					  const uint8_t *data, uint64_t stride)
@@ -910,10 +916,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	d.x = mx_operand(x, xd, xs);
 	d.y = mx_operand(y, yd, ys);
 	d.blocks = x->cols / 32;
-	d.c = cuda_ptr(job->dense.buf, job->dense.offset);
-	d.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	d.c_stride = cuda_host->dense_stride(&job->dense) / (d.bf16 ? 2 : 4);
-	d.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+	d.out = c_of(job);
 	d.tiles = tiles;
 	d.list_count = (uint32_t *)*scratch;
 	d.bad_y = d.list_count + 1;
@@ -954,10 +957,7 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	s.x = mx_operand(x, xd, xs);
 	s.y = mx_operand(y, cuda_ptr(y->data, y->data_offset), cuda_host->data_stride(y));
 	s.blocks = x->cols / 32;
-	s.c = cuda_ptr(job->dense.buf, job->dense.offset);
-	s.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	s.c_stride = cuda_host->dense_stride(&job->dense) / (s.bf16 ? 2 : 4);
-	s.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
+	s.out = c_of(job);
 	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
 	s.post = ldexpf(1.0f, shift_of(x->elem) + shift_of(y->elem));
 	ret = sm90_launch_skinny(cd, s);
@@ -1062,12 +1062,9 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	if (!ret) {
 		p.a = make_operand(x);
 		p.b = make_operand(y);
-		p.c = cuda_ptr(job->dense.buf, job->dense.offset);
-		p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-		p.c_stride = cuda_host->dense_stride(&job->dense) / (p.bf16 ? 2 : 4);
+		p.out = c_of(job);
 		p.tiles_m = (x->rows + config_bm[cfg] - 1) / config_bm[cfg];
 		p.tiles_n = (y->rows + config_bn[cfg] - 1) / config_bn[cfg];
-		p.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
 		p.transposed = swap;
 		p.post = ldexpf(1.0f, shift_of(x->elem) + shift_of(y->elem));
 		p.list = NULL;

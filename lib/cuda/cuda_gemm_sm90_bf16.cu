@@ -126,11 +126,11 @@ __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
 __device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
 					   uint64_t at, float4 v)
 {
-	if (p.bf16) {
-		uint2 *c = (uint2 *)((__nv_bfloat16 *)p.c + at);
+	if (p.out.bf16) {
+		uint2 *c = (uint2 *)((__nv_bfloat16 *)p.out.c + at);
 		__nv_bfloat162 lo, hi;
 
-		if (p.accumulate) {
+		if (p.out.accumulate) {
 			uint2 o = *c;
 			float2 a = __bfloat1622float2(*(__nv_bfloat162 *)&o.x);
 			float2 b = __bfloat1622float2(*(__nv_bfloat162 *)&o.y);
@@ -144,9 +144,9 @@ __device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
 		hi = __floats2bfloat162_rn(v.z, v.w);
 		*c = make_uint2(*(uint32_t *)&lo, *(uint32_t *)&hi);
 	} else {
-		float4 *c = (float4 *)((float *)p.c + at);
+		float4 *c = (float4 *)((float *)p.out.c + at);
 
-		if (p.accumulate) {
+		if (p.out.accumulate) {
 			float4 o = *c;
 
 			v.x += o.x;
@@ -169,7 +169,7 @@ __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 				     uint32_t mrows, uint32_t ncols)
 {
 	const int t = threadIdx.x;
-	const bool vec = !(p.c_stride & 3) && !((uintptr_t)p.c & 15) &&
+	const bool vec = !(p.out.stride & 3) && !((uintptr_t)p.out.c & 15) &&
 			 col0 + cols <= ncols;
 
 	if (vec) {
@@ -178,7 +178,7 @@ __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 		for (int r = t / per; r < rows && row0 + r < mrows; r += 256 / per) {
 			const int c4 = 4 * (t % per);
 
-			store_four(p, (uint64_t)(row0 + r) * p.c_stride + col0 + c4,
+			store_four(p, (uint64_t)(row0 + r) * p.out.stride + col0 + c4,
 				   *(const float4 *)&st[r * ld + c4]);
 		}
 		return;
@@ -186,8 +186,8 @@ __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 	for (int r = 0; r < rows && row0 + r < mrows; r++) {
 		for (int c = t; c < cols; c += 256)
 			if (col0 + c < ncols)
-				store_c_value(p.c, (uint64_t)(row0 + r) * p.c_stride + col0 + c,
-					      p.bf16, p.accumulate, st[r * ld + c]);
+				store_c_value(p.out, (uint64_t)(row0 + r) * p.out.stride + col0 + c,
+					      st[r * ld + c]);
 	}
 }
 

@@ -168,8 +168,8 @@ __device__ __forceinline__ void store_t(const struct sm90_decode_args &p,
 
 	if (i >= p.x.rows || j >= p.y.rows)
 		return;
-	at = (uint64_t)j * p.c_stride + i;
-	store_c_value(p.c, at, p.bf16, p.accumulate, scale_pow2(v, e));
+	at = (uint64_t)j * p.out.stride + i;
+	store_c_value(p.out, at, scale_pow2(v, e));
 }
 
 #endif /* SM90_CODE */

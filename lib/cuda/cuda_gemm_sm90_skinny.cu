@@ -518,8 +518,8 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 			const uint32_t c = 8 * j + 2 * t + (e & 1);
 
 			if (i < p.x.rows && c < p.y.rows)
-				store_c_value(p.c, (uint64_t)c * p.c_stride + i, p.bf16,
-					      p.accumulate, acc[j][e] * p.post);
+				store_c_value(p.out, (uint64_t)c * p.out.stride + i,
+					      acc[j][e] * p.post);
 		}
 	}
 #endif

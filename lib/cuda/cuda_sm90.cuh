@@ -38,20 +38,27 @@ static __device__ __forceinline__ uint64_t sm90_scale_index(bool swizzled, uint6
 			  r * stride + kb;
 }
 
-/* C[at] = v (+ C[at]), rounded once to fp32 or bf16. */
-static __device__ __forceinline__ void store_c_value(uint8_t *c, uint64_t at, bool bf16,
-						     bool accumulate, float v)
-{
-	if (bf16) {
-		__nv_bfloat16 *cb = (__nv_bfloat16 *)c + at;
+/* A GEMM's C as every kernel writes it. */
+struct sm90_c {
+	uint8_t *c;
+	uint64_t stride;		/* elements */
+	int bf16, accumulate;		/* bf16 (else fp32) elements; C += */
+};
 
-		if (accumulate)
+/* C[at] = v (+ C[at]), rounded once to fp32 or bf16. */
+static __device__ __forceinline__ void store_c_value(const struct sm90_c &o, uint64_t at,
+						     float v)
+{
+	if (o.bf16) {
+		__nv_bfloat16 *cb = (__nv_bfloat16 *)o.c + at;
+
+		if (o.accumulate)
 			v += __bfloat162float(*cb);
 		*cb = __float2bfloat16_rn(v);
 	} else {
-		float *cf = (float *)c + at;
+		float *cf = (float *)o.c + at;
 
-		if (accumulate)
+		if (o.accumulate)
 			v += *cf;
 		*cf = v;
 	}
@@ -219,9 +226,7 @@ enum sm90_elem { SM90_E4M3, SM90_E5M2, SM90_E2M3, SM90_E3M2, SM90_E2M1 };
 struct sm90_bf16_args {
 	uint32_t m, n, blocks;		/* rows of A, rows of B, K / 32 */
 	int elem_a;			/* enum sm90_elem */
-	uint8_t *c;
-	uint64_t c_stride;		/* elements */
-	int bf16, accumulate;
+	struct sm90_c out;
 	int transposed;			/* C[j][i] = D[i][j]: A, B swapped */
 	uint32_t tiles_m, tiles_n;
 	/* Per row of A / B: the largest E8M0 scale other than NaN (0xff). */
@@ -284,9 +289,7 @@ struct sm90_decode_args {
 	/* Y's row maxima and exactness flag, from the pre-passes. */
 	const uint32_t *rmax_y, *bad_y;
 	uint32_t blocks;		/* K / 32 */
-	uint8_t *c;
-	uint64_t c_stride;		/* elements */
-	int bf16, accumulate;
+	struct sm90_c out;
 	uint32_t tiles;
 	uint32_t *list, *list_count;
 };
@@ -310,9 +313,7 @@ enum { SM90_SKINNY_M = 32 };
 struct sm90_skinny_args {
 	struct sm90_mx_operand x, y;
 	uint32_t blocks;		/* K / 32 */
-	uint8_t *c;
-	uint64_t c_stride;		/* elements */
-	int bf16, accumulate;
+	struct sm90_c out;
 	float post;			/* 2^(fa + fb) of the e4m3 re-encoding */
 	/* x's scales can be read four blocks at a time (4-byte aligned). */
 	int x_scale_words;
