@@ -154,8 +154,8 @@ probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int 
 				     S, b);
 		} else {
 			for (uint32_t u = 0; u < PER_LANE; u++) {
-				if (FILL)
-					cp16_fill(dst(it, u), src(it, u), 16);
+				if (FILL)	/* a size the compiler cannot fold */
+					cp16_fill(dst(it, u), src(it, u), rows ? 16 : 0);
 				else
 					cp16(dst(it, u), src(it, u));
 			}
