@@ -189,10 +189,40 @@ probe(const uint8_t *m, uint32_t rows, uint32_t row_bytes, uint32_t ranges, int 
 		sink[gw] = acc;
 }
 
-template <int S, int STAGES, bool SEQ, bool SWZ = false, bool FILL = false, bool BULK = false>
-void *kernel_of(void)
+struct variant {
+	const char *name;
+	void *fn;
+	int s, stages;
+};
+
+template <int S, int STAGES, bool SEQ = false, bool SWZ = false, bool FILL = false,
+	  bool BULK = false>
+struct variant make(const char *name)
 {
-	return (void *)probe<S, STAGES, SEQ, SWZ, FILL, BULK>;
+	return { name, (void *)probe<S, STAGES, SEQ, SWZ, FILL, BULK>, S, STAGES };
+}
+
+/*
+ * Median milliseconds of run(i) for i = 0 .. 32, each between two events,
+ * the first three not counted; with once, run(0) alone.
+ */
+template <class F> float median_ms(bool once, cudaEvent_t e0, cudaEvent_t e1, F run)
+{
+	std::vector<float> ms;
+
+	for (int i = 0; i < (once ? 1 : 33); i++) {
+		float t;
+
+		CHECK(cudaEventRecord(e0));
+		run(i);
+		CHECK(cudaEventRecord(e1));
+		CHECK(cudaEventSynchronize(e1));
+		CHECK(cudaEventElapsedTime(&t, e0, e1));
+		if (i >= 3 || once)
+			ms.push_back(t);
+	}
+	std::sort(ms.begin(), ms.end());
+	return ms[ms.size() / 2];
 }
 
 int main(int argc, char **argv)
@@ -206,29 +236,24 @@ int main(int argc, char **argv)
 	const int min_kb = nargs > 3 ? atoi(argv[3]) : 0;
 	const size_t bytes = (size_t)rows * row_bytes;
 	const int copies = std::max<int>(2, (int)((256u << 20) / bytes + 1));
-	struct {
-		const char *name;
-		void *fn;
-		int s, stages;
-		bool seq;
-	} v[] = {
-		{ "rows", kernel_of<128, 2, false>(), 128, 2, false },
-		{ "swz", kernel_of<128, 2, false, true>(), 128, 2, false },
-		{ "fill", kernel_of<128, 2, false, true, true>(), 128, 2, false },
-		{ "bulk", kernel_of<128, 2, false, false, false, true>(), 128, 2, false },
-		{ "bulk", kernel_of<128, 3, false, false, false, true>(), 128, 3, false },
-		{ "bulk", kernel_of<128, 4, false, false, false, true>(), 128, 4, false },
-		{ "swz", kernel_of<128, 4, false, true>(), 128, 4, false },
-		{ "rows", kernel_of<128, 4, false>(), 128, 4, false },
-		{ "rows", kernel_of<128, 8, false>(), 128, 8, false },
-		{ "rows", kernel_of<256, 2, false>(), 256, 2, false },
-		{ "rows", kernel_of<256, 4, false>(), 256, 4, false },
-		{ "rows", kernel_of<512, 2, false>(), 512, 2, false },
-		{ "rows", kernel_of<512, 3, false>(), 512, 3, false },
-		{ "seq", kernel_of<128, 2, true>(), 128, 2, true },
-		{ "seq", kernel_of<128, 4, true>(), 128, 4, true },
-		{ "seq", kernel_of<256, 4, true>(), 256, 4, true },
-		{ "seq", kernel_of<512, 2, true>(), 512, 2, true },
+	const struct variant v[] = {
+		make<128, 2>("rows"),
+		make<128, 2, false, true>("swz"),
+		make<128, 2, false, true, true>("fill"),
+		make<128, 2, false, false, false, true>("bulk"),
+		make<128, 3, false, false, false, true>("bulk"),
+		make<128, 4, false, false, false, true>("bulk"),
+		make<128, 4, false, true>("swz"),
+		make<128, 4>("rows"),
+		make<128, 8>("rows"),
+		make<256, 2>("rows"),
+		make<256, 4>("rows"),
+		make<512, 2>("rows"),
+		make<512, 3>("rows"),
+		make<128, 2, true>("seq"),
+		make<128, 4, true>("seq"),
+		make<256, 4, true>("seq"),
+		make<512, 2, true>("seq"),
 	};
 	std::vector<uint8_t *> mats(copies);
 	uint32_t *sink;
@@ -260,58 +285,43 @@ int main(int argc, char **argv)
 			for (int rot = 0; rot < 2; rot++) {
 				const uint32_t warps = (rows + 15) / 16 * ranges;
 				const uint32_t ctas = (warps + WARPS - 1) / WARPS;
-				std::vector<float> ms;
 				int occ;
 
 				CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, x.fn,
 										    32 * WARPS, smem));
-				for (int i = 0; i < (once ? 1 : 33); i++) {
+				const float ms = median_ms(once, e0, e1, [&](int i) {
 					void *args[] = { &mats[i % copies], (void *)&rows,
 							 (void *)&row_bytes, &ranges, &rot, &sink };
-					float t;
 
-					CHECK(cudaEventRecord(e0));
 					CHECK(cudaLaunchKernel(x.fn, ctas, 32 * WARPS, args, smem, 0));
-					CHECK(cudaEventRecord(e1));
-					CHECK(cudaEventSynchronize(e1));
-					CHECK(cudaEventElapsedTime(&t, e0, e1));
-					if (i >= 3 || once)
-						ms.push_back(t);
-				}
-				std::sort(ms.begin(), ms.end());
+				});
 				printf("%-5s %5d %6d %6u %4d %5d %8.1f %8.0f\n", x.name, x.s,
-				       x.stages, ranges, rot, occ, ms[ms.size() / 2] * 1e3,
-				       bytes / (ms[ms.size() / 2] * 1e-3) / 1e9);
+				       x.stages, ranges, rot, occ, ms * 1e3, bytes / (ms * 1e-3) / 1e9);
 			}
 		}
 	}
-	/* Device-to-device copies of the same bytes and of 1 GiB, for reference. */
-	for (size_t n : { bytes, (size_t)1 << 30 }) {
-		std::vector<float> ms;
-		uint8_t *big[2];
+	/*
+	 * Device-to-device copies, for reference: of the same bytes among the
+	 * matrix's copies, and of 1 GiB between two buffers.
+	 */
+	if (once)
+		return 0;
+	std::vector<uint8_t *> big(2);
 
-		if (once)
-			break;
-		for (auto &p : big)
-			CHECK(cudaMalloc(&p, n));
-		for (int i = 0; i < 33; i++) {
-			float t;
-
-			CHECK(cudaEventRecord(e0));
-			CHECK(cudaMemcpyAsync(n == bytes ? mats[(i + 1) % copies] : big[i % 2],
-					      n == bytes ? mats[i % copies] : big[(i + 1) % 2], n,
+	for (auto &p : big)
+		CHECK(cudaMalloc(&p, (size_t)1 << 30));
+	for (auto *bufs : { &mats, &big }) {
+		const size_t n = bufs == &mats ? bytes : (size_t)1 << 30;
+		const float ms = median_ms(false, e0, e1, [&](int i) {
+			CHECK(cudaMemcpyAsync((*bufs)[(i + 1) % bufs->size()],
+					      (*bufs)[i % bufs->size()], n,
 					      cudaMemcpyDeviceToDevice));
-			CHECK(cudaEventRecord(e1));
-			CHECK(cudaEventSynchronize(e1));
-			CHECK(cudaEventElapsedTime(&t, e0, e1));
-			if (i >= 3)
-				ms.push_back(t);
-		}
-		std::sort(ms.begin(), ms.end());
-		printf("copy  %.1f MB: %.1f us, %.0f GB/s (read + written)\n", n / 1e6,
-		       ms[ms.size() / 2] * 1e3, 2 * n / (ms[ms.size() / 2] * 1e-3) / 1e9);
-		for (auto p : big)
-			CHECK(cudaFree(p));
+		});
+
+		printf("copy  %.1f MB: %.1f us, %.0f GB/s (read + written)\n", n / 1e6, ms * 1e3,
+		       2 * n / (ms * 1e-3) / 1e9);
 	}
+	for (auto p : big)
+		CHECK(cudaFree(p));
 	return 0;
 }
