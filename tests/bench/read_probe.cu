@@ -11,9 +11,9 @@
  *   nvcc -O3 -arch=sm_90a -o read_probe tests/bench/read_probe.cu
  *   ./read_probe [rows] [row_bytes] [min_kb] [once]
  *
- * rows x row_bytes defaults to 14336 x 4096 (MXFP8 weights); min_kb pads
- * each CTA's shared memory (the skinny kernel's 64 KB: three CTAs per SM
- * and the L1 cache that leaves).
+ * rows x row_bytes (multiples of 16 and of 512) defaults to 14336 x 4096
+ * (MXFP8 weights); min_kb (0 to 227) pads each CTA's shared memory (the
+ * skinny kernel's 64 KB: three CTAs per SM and the L1 cache that leaves).
  *
  * Orders: "rows" (16 rows, a span of each per stage), "swz" (the same into
  * the skinny kernel's swizzled layout), "fill" (that, with the zero-fill
@@ -235,6 +235,14 @@ int main(int argc, char **argv)
 	/* Shared memory per CTA at least this (KB): fewer CTAs, less L1. */
 	const int min_kb = nargs > 3 ? atoi(argv[3]) : 0;
 	const size_t bytes = (size_t)rows * row_bytes;
+
+	/* Whole 16-row groups and whole 512-byte spans: nothing read past the end. */
+	if (!rows || rows % 16 || !row_bytes || row_bytes % 512 || min_kb < 0 || min_kb > 227) {
+		fprintf(stderr, "read_probe: rows (%u) must be a non-zero multiple of 16, "
+			"row_bytes (%u) of 512, min_kb (%d) within 0..227\n",
+			rows, row_bytes, min_kb);
+		return 2;
+	}
 	const int copies = std::max<int>(2, (int)((256u << 20) / bytes + 1));
 	const struct variant v[] = {
 		make<128, 2>("rows"),
