@@ -225,7 +225,7 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 	constexpr int NC = WM * WN;
 	constexpr int BM = L::BM;
 	extern __shared__ uint8_t smem_raw[];
-	uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint8_t *smem = smem_align1024(smem_raw);
 	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
 	uint64_t *full = tmafull + STAGES;
 	uint64_t *empty = full + STAGES;

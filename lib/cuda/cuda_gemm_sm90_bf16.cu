@@ -69,7 +69,8 @@ struct layout {
 	static constexpr int SA_OFF = RAWA_OFF + STAGES * RAWA_BYTES;
 	static constexpr int BAR_OFF = SA_OFF + STAGES * SA_BYTES;
 	static constexpr int BAD_OFF = BAR_OFF + 2 * STAGES * 8;
-	static constexpr int BYTES = BAD_OFF + 16;
+	static constexpr int RB_OFF = BAD_OFF + 16;
+	static constexpr int BYTES = RB_OFF + BN * 4;
 	static constexpr int SMEM = BYTES + 1024;
 	static_assert(RAWA_OFF % 1024 == 0 && SA_OFF % 128 == 0,
 		      "tensor memory accelerator destinations need alignment");
@@ -95,16 +96,14 @@ static_assert(BM * EPI_LD * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTE
 	      "the epilogue stages C in the pipeline's buffers");
 
 __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
-					  float *st, const float *acc,
-					  uint32_t tile_n, int r0, int q,
-					  uint32_t ra0, uint32_t ra1)
+					  float *st, const float *acc, const uint32_t *rb,
+					  int r0, int q, uint32_t ra0, uint32_t ra1)
 {
 #pragma unroll
 	for (int i = 0; i < 32; i++) {
 		const int c = 8 * i + 2 * q;
-		const uint32_t j = tile_n * BN + c;
-		const int rb0 = j < p.n ? (int)p.rmax_b[j] : 0;
-		const int rb1 = j + 1 < p.n ? (int)p.rmax_b[j + 1] : 0;
+		const uint2 rbc = *(const uint2 *)&rb[c];
+		const int rb0 = (int)rbc.x, rb1 = (int)rbc.y;
 		const float v0 = scale_pow2(acc[4 * i + 0], (int)ra0 + rb0 - 254);
 		const float v1 = scale_pow2(acc[4 * i + 1], (int)ra0 + rb1 - 254);
 		const float v2 = scale_pow2(acc[4 * i + 2], (int)ra1 + rb0 - 254);
@@ -161,7 +160,9 @@ __device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
 /*
  * Staged rows (rows x cols, leading dimension ld) to C at (row0, col0),
  * by the 256 consumer threads: whole-width 16-byte aligned rows four
- * columns per thread, anything else one element per thread.
+ * columns per thread, anything else one element per thread.  cols is BN
+ * or BM: per-thread positions by shifts (a division here cost as much as
+ * the stores).
  */
 __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 				     const float *st, int ld, int rows, int cols,
@@ -172,11 +173,12 @@ __device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
 	const bool vec = !(p.out.stride & 3) && !((uintptr_t)p.out.c & 15) &&
 			 col0 + cols <= ncols;
 
+	static_assert(BN == 256 && BM == 128, "write_c() shifts by log2(cols / 4)");
 	if (vec) {
-		const int per = cols / 4;
+		const int lp = cols == BN ? 6 : 5;	/* log2(threads per row) */
 
-		for (int r = t / per; r < rows && row0 + r < mrows; r += 256 / per) {
-			const int c4 = 4 * (t % per);
+		for (int r = t >> lp; r < rows && row0 + r < mrows; r += 256 >> lp) {
+			const int c4 = 4 * (t & ((1 << lp) - 1));
 
 			store_four(p, (uint64_t)(row0 + r) * p.out.stride + col0 + c4,
 				   *(const float4 *)&st[r * ld + c4]);
@@ -331,7 +333,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	using L = layout;
 	extern __shared__ uint8_t smem_raw[];
-	uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint8_t *smem = smem_align1024(smem_raw);
 	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
 	uint64_t *empty = tmafull + STAGES;
 	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);
@@ -395,6 +397,8 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		const uint32_t gi = tile_m * BM + r0;
 		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
 		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
+		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
+		const uint32_t gj = tile_n * BN + threadIdx.x;
 		const struct consumer cs = {
 			smem, tmafull, empty, kt, p.blocks, r0, q, { ra0, ra1 },
 		};
@@ -403,6 +407,8 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		uint32_t fa[16], fb[16];
 
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
+		/* B's row maxima of the tile for the epilogue (bar.sync 1 below). */
+		rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
@@ -428,7 +434,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				leave_tile(p, tile_m, tile_n);
 			return;
 		}
-		stage_acc(p, (float *)smem, acc, tile_n, r0, q, ra0, ra1);
+		stage_acc(p, (float *)smem, acc, rb, r0, q, ra0, ra1);
 		asm volatile("bar.sync 1, 256;" ::: "memory");
 		if (p.transposed)
 			write_c(p, (const float *)smem, EPI_LDT, BN, BM, tile_n * BN,

@@ -183,7 +183,7 @@ gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	using L = layout<BN>;
 	extern __shared__ uint8_t smem_raw[];
-	uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint8_t *smem = smem_align1024(smem_raw);
 	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
 	uint64_t *empty = tmafull + STAGES;
 	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);

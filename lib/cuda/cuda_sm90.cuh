@@ -94,6 +94,17 @@ static __device__ __forceinline__ uint32_t smem_addr(const void *p)
 	return (uint32_t)__cvta_generic_to_shared(p);
 }
 
+/*
+ * p rounded up to 1024 bytes (the 128-byte swizzle's atom) by pointer
+ * arithmetic: through an integer cast the compiler no longer knows the
+ * result is shared memory and loads from it with generic instructions
+ * (longer latency, 64-bit address arithmetic in the main loops).
+ */
+static __device__ __forceinline__ uint8_t *smem_align1024(uint8_t *p)
+{
+	return p + ((1024 - (smem_addr(p) & 1023)) & 1023);
+}
+
 static __device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count)
 {
 	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
