@@ -162,9 +162,10 @@ __device__ __forceinline__ void store_four(const struct sm90_bf16_args &p,
  * by the 256 consumer threads: whole-width 16-byte aligned rows four
  * columns per thread, anything else one element per thread.  cols is BN
  * or BM: per-thread positions by shifts (a division here cost as much as
- * the stores).
+ * the stores).  Inlined, so that st is known to be shared memory: called,
+ * it was read with generic loads.
  */
-__device__ __noinline__ void write_c(const struct sm90_bf16_args &p,
+__device__ __forceinline__ void write_c(const struct sm90_bf16_args &p,
 				     const float *st, int ld, int rows, int cols,
 				     uint32_t row0, uint32_t col0,
 				     uint32_t mrows, uint32_t ncols)
