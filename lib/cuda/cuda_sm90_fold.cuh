@@ -125,12 +125,22 @@ template <int R> static __device__ __forceinline__ void fence_u32(uint32_t *r)
 		asm volatile("" : "+r"(r[i]) :: "memory");
 }
 
+/*
+ * ldexpf() out of line: inlined at each of a thread's 128 accumulators it
+ * made the bf16 kernel's epilogue tens of KB of code, which the
+ * instruction cache then fetched for every tile.
+ */
+static __device__ __noinline__ float ldexp_rare(float v, int e)
+{
+	return ldexpf(v, e);
+}
+
 /* v * 2^e, one rounding. */
 static __device__ __forceinline__ float scale_pow2(float v, int e)
 {
 	if (e >= -126 && e <= 127)
 		return v * __int_as_float((e + 127) << 23);
-	return ldexpf(v, e);
+	return ldexp_rare(v, e);
 }
 
 /*
