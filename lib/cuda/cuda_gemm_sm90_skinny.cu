@@ -629,6 +629,7 @@ int workspace(struct cuda_device *cd, uint32_t tiles, size_t bytes, uint32_t **c
 template <int NT>
 int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 {
+	static unsigned long long prep_configured;
 	const uint32_t slots = CTAS_PER_SM * (uint32_t)cd->sms;
 	const uint32_t u = blocks_per_stage(p.x.elem);
 	struct plan pl;
@@ -656,6 +657,14 @@ int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 	pl.partial = (float *)rest;
 	pl.yfrag = rest + partial_bytes;
 	threads = pad * 32 * NT;
+	/*
+	 * The main kernel's CTAs start while this runs: with the default
+	 * carveout the SMs running it took none of them (114 of 132 SMs used
+	 * at M = 16, by %smid).
+	 */
+	ret = sm90_prefer_shared(cd, skinny_prep_kernel<NT>, &prep_configured);
+	if (ret)
+		return ret;
 	skinny_prep_kernel<NT><<<(threads + 255) / 256, 256, 0, cd->stream>>>(
 		p.y, p.blocks, pad, (uint8_t *)pl.yfrag);
 	return launch_ex<NT>(cd, p, pl);

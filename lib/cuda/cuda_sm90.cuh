@@ -85,6 +85,27 @@ static inline int sm90_allow_smem(struct cuda_device *cd, K kernel, int bytes,
 	return 0;
 }
 
+/*
+ * Ask for the largest shared-memory carveout for a kernel that runs
+ * beside one that needs it (a programmatic launch's primary): an SM whose
+ * carveout is small takes none of the other kernel's CTAs until it idles.
+ */
+template <typename K>
+static inline int sm90_prefer_shared(struct cuda_device *cd, K kernel, unsigned long long *done)
+{
+	const unsigned long long bit = 1ull << (cd->ordinal & 63);
+	cudaError_t e;
+
+	if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit)
+		return 0;
+	e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+				 cudaSharedmemCarveoutMaxShared);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-mx-sm90: shared memory carveout");
+	__atomic_fetch_or(done, bit, __ATOMIC_RELEASE);
+	return 0;
+}
+
 #ifdef SM90_CODE
 
 /* --- PTX ------------------------------------------------------------------------ */
