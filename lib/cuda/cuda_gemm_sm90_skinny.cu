@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * cuda-mx-sm90, skinny path: C = A B^T with M <= 32 (decode), one pass over
- * B's codes (47 % of copy bandwidth for MXFP8 on the H200, where the
+ * B's codes (49 % of copy bandwidth for MXFP8 on the H200, where the
  * time goes: Documentation/bench-cuda.rst).
  *
  * At small M the GEMM is bound by the bytes of B (the weights): what
