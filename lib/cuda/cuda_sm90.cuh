@@ -65,24 +65,32 @@ static __device__ __forceinline__ void store_c_value(const struct sm90_c &o, uin
 }
 
 /*
- * Let a kernel use `bytes` of dynamic shared memory on cd's device, once
- * per device (the attribute belongs to the function in one device's
- * context); *done holds a bit per device ordinal.
+ * Set a kernel's attribute once per device (an attribute belongs to the
+ * function in one device's context); *done holds a bit per device ordinal.
  */
 template <typename K>
-static inline int sm90_allow_smem(struct cuda_device *cd, K kernel, int bytes,
-				  unsigned long long *done)
+static inline int sm90_func_attr(struct cuda_device *cd, K kernel, cudaFuncAttribute attr,
+				 int value, unsigned long long *done, const char *what)
 {
 	const unsigned long long bit = 1ull << (cd->ordinal & 63);
 	cudaError_t e;
 
 	if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit)
 		return 0;
-	e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+	e = cudaFuncSetAttribute(kernel, attr, value);
 	if (e != cudaSuccess)
-		return cuda_fail(e, "cuda-mx-sm90: shared memory");
+		return cuda_fail(e, what);
 	__atomic_fetch_or(done, bit, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* Let a kernel use `bytes` of dynamic shared memory on cd's device. */
+template <typename K>
+static inline int sm90_allow_smem(struct cuda_device *cd, K kernel, int bytes,
+				  unsigned long long *done)
+{
+	return sm90_func_attr(cd, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes,
+			      done, "cuda-mx-sm90: shared memory");
 }
 
 /*
@@ -93,17 +101,9 @@ static inline int sm90_allow_smem(struct cuda_device *cd, K kernel, int bytes,
 template <typename K>
 static inline int sm90_prefer_shared(struct cuda_device *cd, K kernel, unsigned long long *done)
 {
-	const unsigned long long bit = 1ull << (cd->ordinal & 63);
-	cudaError_t e;
-
-	if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit)
-		return 0;
-	e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-				 cudaSharedmemCarveoutMaxShared);
-	if (e != cudaSuccess)
-		return cuda_fail(e, "cuda-mx-sm90: shared memory carveout");
-	__atomic_fetch_or(done, bit, __ATOMIC_RELEASE);
-	return 0;
+	return sm90_func_attr(cd, kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+			      cudaSharedmemCarveoutMaxShared, done,
+			      "cuda-mx-sm90: shared memory carveout");
 }
 
 #ifdef SM90_CODE
