@@ -716,9 +716,10 @@ const int config_bm[5] = { 128, 128, 128, 64, 64 };
 /*
  * $MXACCEL_CUDA_TILE, a tuning and testing knob for large M: "bf16" (the
  * default: the bf16 kernel, the fp8 kernel only for the tiles it cannot
- * do exactly), or the fp8 kernel alone: "dbuf" (two consumer warpgroups,
- * two partials in flight), "single" (one partial), "quad" (four consumer
- * warpgroups of 64 x 64).  -1 means bf16.
+ * do exactly; "bf16-prep" / "bf16-regs" choose how it converts A,
+ * a_by_prepass()), or the fp8 kernel alone: "dbuf" (two consumer
+ * warpgroups, two partials in flight), "single" (one partial), "quad"
+ * (four consumer warpgroups of 64 x 64).  -1 means bf16.
  */
 int large_config(void)
 {
@@ -756,17 +757,18 @@ uint64_t row_bytes(const struct mxa_matrix *m)
 
 /*
  * The bf16 kernel's scratch: B in bf16 (rows x 128 bytes per chunk of
- * 64), then per tile column a flag, then the count and list of the fp8
- * kernel's tiles (128 x 128) left to it.
+ * 64), then a flag per tile column and per tile row, then the count and
+ * list of the fp8 kernel's tiles (128 x 128) left to it, then A in bf16
+ * (at a_offset()).
  */
 /*
  * sm90_prep_b()'s arguments for y (codes at yd, row stride ys; scales
- * K-major at ysc with row maxima rmax): bf16 into out, bad columns flagged
- * in bad_cols.
+ * K-major at ysc with row maxima rmax): bf16 into out, a flag per
+ * 2^tile_shift rows in bad_tiles.
  */
 struct sm90_prep_args prep_args(const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
 				const void *ysc, const uint32_t *rmax, uint8_t *out,
-				uint32_t *bad_cols)
+				uint32_t *bad_tiles, uint32_t tile_shift)
 {
 	struct sm90_prep_args pb;
 
@@ -779,7 +781,8 @@ struct sm90_prep_args prep_args(const struct mxa_matrix *y, const uint8_t *yd, u
 	pb.scales = (const uint8_t *)ysc;
 	pb.rmax = rmax;
 	pb.out = out;
-	pb.bad_cols = bad_cols;
+	pb.bad_tiles = bad_tiles;
+	pb.tile_shift = tile_shift;
 	return pb;
 }
 
@@ -788,29 +791,55 @@ size_t bf16_b_bytes(const struct mxa_matrix *y)
 	return (size_t)y->rows * ((y->cols / 32 + 1) / 2) * SM90_BF16_KC * 2;
 }
 
-size_t list_offset(const struct mxa_matrix *y)
+size_t list_offset(const struct mxa_matrix *x, const struct mxa_matrix *y)
 {
-	return bf16_b_bytes(y) + (y->rows + SM90_BF16_BN - 1) / SM90_BF16_BN * 4;
+	return bf16_b_bytes(y) + (y->rows + SM90_BF16_BN - 1) / SM90_BF16_BN * 4 +
+	       (x->rows + SM90_BF16_BM - 1) / SM90_BF16_BM * 4;
+}
+
+size_t a_offset(const struct mxa_matrix *x, const struct mxa_matrix *y, uint32_t fp_tiles)
+{
+	return (list_offset(x, y) + 4 + (size_t)fp_tiles * 4 + 1023) / 1024 * 1024;
 }
 
 /*
- * B to bf16, then the bf16 kernel: x, y as the fp8 kernel takes them (A
- * and B), their codes 16-byte aligned, their scales K-major with row
- * maxima (kmajor_scales()).  The list of tiles it leaves for the fp8
- * kernel is at list_offset() in *scratch (freed by the caller after the
- * launches).
+ * Whether the bf16 path converts A by a pre-pass too (both operands from
+ * shared memory) rather than in the consumers' registers: measured faster
+ * for fp4 A on grids of two waves or more, slower for fp8 A and small
+ * grids (Documentation/bench-cuda.rst).  $MXACCEL_CUDA_TILE = bf16-prep
+ * or bf16-regs forces either.
+ */
+bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t tiles)
+{
+	const char *e = getenv("MXACCEL_CUDA_TILE");
+
+	if (e && !strcmp(e, "bf16-prep"))
+		return true;
+	if (e && !strcmp(e, "bf16-regs"))
+		return false;
+	return x->elem == MXA_ELEM_E2M1 && tiles >= 2u * (uint32_t)cd->sms;
+}
+
+/*
+ * B (and A, a_by_prepass()) to bf16, then the bf16 kernel: x, y as the
+ * fp8 kernel takes them (A and B), their codes 16-byte aligned, their
+ * scales K-major with row maxima (kmajor_scales()).  The list of tiles it
+ * leaves for the fp8 kernel is at list_offset() in *scratch (freed by the
+ * caller after the launches).
  */
 int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 		const uint8_t *xd, uint64_t xs, const void *xsc,
 		const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
 		const void *ysc, const struct params &fp, void **scratch)
 {
+	const uint32_t kt = (x->cols / 32 + 1) / 2, xpad = (x->rows + 15) / 16 * 16;
+	const size_t a_off = a_offset(x, y, fp.tiles_m * fp.tiles_n);
 	struct sm90_bf16_args b;
-	struct sm90_prep_args pb;
-	uint32_t kt = (x->cols / 32 + 1) / 2, xpad = (x->rows + 15) / 16 * 16;
+	struct sm90_prep_args pa, pb;
 	size_t flags;
 	CUtensorMap maps[3];
 	cudaError_t e;
+	bool prep_a;
 	int ret;
 
 	b.m = x->rows;
@@ -824,22 +853,35 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.rmax_a = rmax_of(xsc, x);
 	b.rmax_b = rmax_of(ysc, y);
 	b.tiles_n8 = fp.tiles_n;
-	flags = list_offset(y) + 4 - bf16_b_bytes(y);
-	e = cudaMallocAsync(scratch, list_offset(y) + 4 +
-			    (size_t)fp.tiles_m * fp.tiles_n * 4, cd->stream);
+	prep_a = a_by_prepass(cd, x, b.tiles_m * b.tiles_n);
+	flags = list_offset(x, y) + 4 - bf16_b_bytes(y);
+	e = cudaMallocAsync(scratch, prep_a ? a_off + bf16_b_bytes(x) : a_off, cd->stream);
 	if (e == cudaSuccess)
 		e = cudaMemsetAsync((uint8_t *)*scratch + bf16_b_bytes(y), 0, flags,
 				    cd->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: bf16 scratch");
 	b.bad_cols = (const uint32_t *)((uint8_t *)*scratch + bf16_b_bytes(y));
-	b.list_count = (uint32_t *)((uint8_t *)*scratch + list_offset(y));
+	b.bad_rows = b.bad_cols + b.tiles_n;
+	b.list_count = (uint32_t *)((uint8_t *)*scratch + list_offset(x, y));
 	b.list = b.list_count + 1;
 
+	static_assert(SM90_BF16_BN == 1 << 8 && SM90_BF16_BM == 1 << 7,
+		      "flags per tile by shifts");
 	pb = prep_args(y, yd, ys, ysc, b.rmax_b, (uint8_t *)*scratch,
-		       (uint32_t *)b.bad_cols);
+		       (uint32_t *)b.bad_cols, 8);
 	ret = sm90_prep_b(cd, pb);
-	if (!ret)
+	if (!ret && prep_a) {
+		pa = prep_args(x, xd, xs, xsc, b.rmax_a, (uint8_t *)*scratch + a_off,
+			       (uint32_t *)b.bad_rows, 7);
+		ret = sm90_prep_b(cd, pa);
+	}
+	if (!ret && prep_a)
+		ret = make_map(&maps[0], (const uint8_t *)*scratch + a_off,
+			       (uint64_t)kt * SM90_BF16_KC * 2, x->rows,
+			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2,
+			       SM90_BF16_BM, CU_TENSOR_MAP_SWIZZLE_128B);
+	else if (!ret)
 		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
 			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC,
 			       SM90_BF16_BM,
@@ -850,11 +892,11 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 			       (uint64_t)kt * SM90_BF16_KC * 2, y->rows,
 			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2,
 			       SM90_BF16_BN, CU_TENSOR_MAP_SWIZZLE_128B);
-	if (!ret)
+	if (!ret && !prep_a)
 		ret = make_map(&maps[2], (const uint8_t *)xsc, xpad, x->cols / 32,
 			       xpad, SM90_BF16_BM, 2, CU_TENSOR_MAP_SWIZZLE_NONE);
 	if (!ret)
-		ret = sm90_launch_bf16(cd, maps, b);
+		ret = prep_a ? sm90_launch_bf16_ss(cd, maps, b) : sm90_launch_bf16(cd, maps, b);
 	return ret;
 }
 
@@ -936,7 +978,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	d.rmax_y = rmax_of(ysc, y);
 
 	pb = prep_args(y, yd, ys, ysc, d.rmax_y, (uint8_t *)*scratch + head,
-		       (uint32_t *)d.bad_y);
+		       (uint32_t *)d.bad_y, 8);
 	ret = sm90_prep_b(cd, pb);
 	if (!ret)
 		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
@@ -1087,7 +1129,7 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 				  p, &bscratch);
 	/* The fp8 kernel for the marked tiles; the others return at once. */
 	if (!ret && bf16) {
-		p.list_count = (const uint32_t *)((uint8_t *)bscratch + list_offset(y));
+		p.list_count = (const uint32_t *)((uint8_t *)bscratch + list_offset(x, y));
 		p.list = p.list_count + 1;
 	}
 	if (!ret && decode) {

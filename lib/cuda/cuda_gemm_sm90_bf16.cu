@@ -77,6 +77,21 @@ struct layout {
 	static_assert(SMEM <= 227 * 1024, "more shared memory than a block gets");
 };
 
+/* The kernel with A too in bf16 from the pre-pass (gemm_sm90_bf16_ss_kernel). */
+struct layout_ss {
+	static constexpr int BFB_BYTES = BN * KC * 2;
+	static constexpr int BFA_BYTES = BM * KC * 2;
+	static constexpr int BFB_OFF = 0;
+	static constexpr int BFA_OFF = BFB_OFF + STAGES * BFB_BYTES;
+	static constexpr int BAR_OFF = BFA_OFF + STAGES * BFA_BYTES;
+	static constexpr int RB_OFF = BAR_OFF + 2 * STAGES * 8;
+	static constexpr int BYTES = RB_OFF + BN * 4;
+	static constexpr int SMEM = BYTES + 1024;
+	static_assert(BFA_OFF % 1024 == 0 && BFA_BYTES % 1024 == 0,
+		      "128-byte swizzled tiles need 1024-byte alignment");
+	static_assert(SMEM <= 227 * 1024, "more shared memory than a block gets");
+};
+
 #ifdef SM90_CODE
 
 constexpr int PRODUCER_REGS = 40;
@@ -319,7 +334,7 @@ __global__ void prep_b_kernel(const struct sm90_prep_args p)
 		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
 		if (flag)
-			atomicOr(&p.bad_cols[n / BN], 1u);
+			atomicOr(&p.bad_tiles[n >> p.tile_shift], 1u);
 	}
 #endif
 }
@@ -447,6 +462,125 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 #endif
 }
 
+/*
+ * The same tile with A too converted by the pre-pass: both operands from
+ * shared memory (wgmma with A by descriptor), nothing converted in the
+ * main loop.  Faster where A's conversion in registers costs more than a
+ * second pre-pass: fp4 A on large grids (Documentation/bench-cuda.rst).
+ */
+__global__ void __launch_bounds__(384, 1)
+gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
+		      const __grid_constant__ CUtensorMap tma_b,
+		      const struct sm90_bf16_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	using L = layout_ss;
+	extern __shared__ uint8_t smem_raw[];
+	uint8_t *smem = smem_align1024(smem_raw);
+	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
+	uint64_t *empty = tmafull + STAGES;
+	const int wg = threadIdx.x / 128;
+	const uint32_t kt = (p.blocks + 1) / 2;
+	uint32_t tile_m, tile_n;
+
+	/* Grouped raster: eight tile rows share the B tiles in L2. */
+	{
+		const uint32_t group = 8, per = group * p.tiles_n;
+		uint32_t bid = blockIdx.x, first = bid / per * group;
+		uint32_t gm = min(p.tiles_m - first, group);
+
+		tile_m = first + bid % per % gm;
+		tile_n = bid % per / gm;
+	}
+	/* Rows of A or B in this tile cannot be done exactly here. */
+	if (p.bad_cols[tile_n] || p.bad_rows[tile_m]) {
+		if (threadIdx.x == 0)
+			leave_tile(p, tile_m, tile_n);
+		return;
+	}
+
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(&tmafull[s], 1);
+			mbar_init(&empty[s], 256);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		fence_proxy_async();
+	}
+	__syncthreads();
+
+	if (wg == 2) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(PRODUCER_REGS));
+		if (threadIdx.x == 256) {
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_a) : "memory");
+			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_b) : "memory");
+			for (uint32_t it = 0; it < kt; it++) {
+				const int s = it % STAGES;
+				const uint32_t ph = (it / STAGES) & 1;
+
+				mbar_wait(&empty[s], ph ^ 1);
+				mbar_expect_tx(&tmafull[s], L::BFA_BYTES + L::BFB_BYTES);
+				tma_load_2d(smem + L::BFA_OFF + s * L::BFA_BYTES, &tma_a,
+					    &tmafull[s], (int)(it * KC * 2), (int)(tile_m * BM));
+				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
+					    &tmafull[s], (int)(it * KC * 2), (int)(tile_n * BN));
+			}
+		}
+	} else {
+		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+		const int q = lane % 4;
+		const int r0 = wg * 64 + warp * 16 + lane / 4;
+		const uint32_t gi = tile_m * BM + r0;
+		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
+		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
+		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
+		const uint32_t gj = tile_n * BN + threadIdx.x;
+		float acc[128];
+
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
+		/* B's row maxima of the tile for the epilogue (bar.sync 1 below). */
+		rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
+#pragma unroll
+		for (int i = 0; i < 128; i++)
+			acc[i] = 0.0f;
+
+		/* Four wgmma a chunk; the chunk before stays in flight meanwhile. */
+		for (uint32_t it = 0; it < kt; it++) {
+			const int s = it % STAGES;
+			const uint64_t da = make_desc(smem_addr(smem + L::BFA_OFF + s * L::BFA_BYTES +
+								wg * (BM / 2) * KC * 2));
+			const uint64_t db = make_desc(smem_addr(smem + L::BFB_OFF + s * L::BFB_BYTES));
+
+			mbar_wait(&tmafull[s], (it / STAGES) & 1);
+			fence_regs<128>(acc);
+			wgmma_fence();
+#pragma unroll
+			for (int sl = 0; sl < 4; sl++)
+				wgmma_bf16_ss<256>::mma(acc, da + 2 * sl, db + 2 * sl);
+			wgmma_commit();
+			wgmma_wait<1>();
+			fence_regs<128>(acc);
+			if (it > 0)
+				mbar_arrive(&empty[(it - 1) % STAGES]);
+		}
+		wgmma_wait<0>();
+		fence_regs<128>(acc);
+		mbar_arrive(&empty[(kt - 1) % STAGES]);
+
+		/* Both warpgroups are done with the stages the epilogue reuses. */
+		asm volatile("bar.sync 1, 256;" ::: "memory");
+		stage_acc(p, (float *)smem, acc, rb, r0, q, ra0, ra1);
+		asm volatile("bar.sync 1, 256;" ::: "memory");
+		if (p.transposed)
+			write_c(p, (const float *)smem, EPI_LDT, BN, BM, tile_n * BN,
+				tile_m * BM, p.n, p.m);
+		else
+			write_c(p, (const float *)smem, EPI_LD, BM, BN, tile_m * BM,
+				tile_n * BN, p.m, p.n);
+	}
+#endif
+}
+
 template <int EA>
 int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_bf16_args &p)
@@ -480,9 +614,23 @@ int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 	}
 }
 
+int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
+			const struct sm90_bf16_args &p)
+{
+	static unsigned long long configured;
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel, layout_ss::SMEM, &configured);
+
+	if (ret)
+		return ret;
+	gemm_sm90_bf16_ss_kernel<<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM, cd->stream>>>(
+		maps[0], maps[1], p);
+	return 0;
+}
+
 bool sm90_bf16_fits(struct cuda_device *cd)
 {
-	return cd->smem_optin >= (size_t)layout::SMEM;
+	return cd->smem_optin >= (size_t)layout::SMEM &&
+	       cd->smem_optin >= (size_t)layout_ss::SMEM;
 }
 
 int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p)

@@ -263,8 +263,11 @@ struct sm90_bf16_args {
 	uint32_t tiles_m, tiles_n;
 	/* Per row of A / B: the largest E8M0 scale other than NaN (0xff). */
 	const uint32_t *rmax_a, *rmax_b;
-	/* Per tile column: B's rows there cannot be done (sm90_prep_b()). */
-	const uint32_t *bad_cols;
+	/*
+	 * Per tile column: B's rows there cannot be done (sm90_prep_b());
+	 * per tile row the same for A (sm90_launch_bf16_ss() only).
+	 */
+	const uint32_t *bad_cols, *bad_rows;
 	/*
 	 * The tiles of the fp8 kernel (128 x 128, tiles_n8 per row) that
 	 * this kernel left to it: appended to list, counted in *list_count.
@@ -282,7 +285,8 @@ struct sm90_prep_args {
 	const uint8_t *scales;		/* K-major, [blocks][rows_pad] */
 	const uint32_t *rmax;
 	uint8_t *out;			/* rows x 2 * 64 * ceil(blocks / 2) bytes */
-	uint32_t *bad_cols;		/* per SM90_BF16_BN rows, zeroed */
+	uint32_t *bad_tiles;		/* per 2^tile_shift rows, zeroed */
+	uint32_t tile_shift;
 };
 
 int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p);
@@ -294,7 +298,13 @@ int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p);
  */
 int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 		     const struct sm90_bf16_args &p);
-/* Whether the device can run it (shared memory). */
+/*
+ * The same with A too as sm90_prep_b() made it: maps A (boxes of BM rows
+ * by KC), B (BN rows by KC).
+ */
+int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
+			const struct sm90_bf16_args &p);
+/* Whether the device can run them (shared memory). */
 bool sm90_bf16_fits(struct cuda_device *cd);
 
 /* An MX operand read in place (the decode and skinny kernels). */

@@ -560,16 +560,19 @@ int main(void)
 		struct gcase g;
 		unsigned int i;
 
-		for (i = 0; have_native && i < 4; i++) {
+		for (i = 0; have_native && i < 5; i++) {
 			/*
 			 * Skinny (M 16, K split in four), decode (M 40), bf16
-			 * (M 130), the fp8 kernel alone (M 16).
+			 * (M 130), the fp8 kernel alone (M 16), bf16 with A
+			 * by the pre-pass (M 130).
 			 */
 			random_case(&g, i == 0 || i == 3 ? 16 : i == 1 ? 40 : 130,
 				    i ? 70 : 200, i ? 160 + 128 * i : 1024, i * 8, WIDE,
 				    false);
 			if (i == 3)
 				setenv("MXACCEL_CUDA_TILE", "dbuf", 1);
+			if (i == 4)
+				setenv("MXACCEL_CUDA_TILE", "bf16-prep", 1);
 			bounded(&g, "cuda-mx-sm90", &st_native);
 		}
 		unsetenv("MXACCEL_CUDA_TILE");
@@ -581,11 +584,16 @@ int main(void)
 	printf("cuda-exact: %u cases bit-identical to cpu-exact\n", n_exact);
 	check_batch();
 	if (have_native) {
-		static const char *const tiles[] = { "dbuf", "single", "quad" };
+		static const char *const tiles[] = {
+			"dbuf", "single", "quad", "bf16-prep",
+		};
 		unsigned int t, sh;
 
 		bounded_all("cuda-mx-sm90", &st_native);
-		/* The other tile configurations of large M. */
+		/*
+		 * The other tile configurations of large M, and the bf16
+		 * kernel with A converted either way.
+		 */
 		for (t = 0; t < TEST_ARRAY_SIZE(tiles); t++) {
 			struct stats st;
 			struct gcase g;
