@@ -762,7 +762,7 @@ uint64_t row_bytes(const struct mxa_matrix *m)
  * (at a_offset()).
  */
 /*
- * sm90_prep_b()'s arguments for y (codes at yd, row stride ys; scales
+ * sm90_prep_bf16()'s arguments for y (codes at yd, row stride ys; scales
  * K-major at ysc with row maxima rmax): bf16 into out, a flag per
  * 2^tile_shift rows in bad_tiles.
  */
@@ -870,11 +870,11 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 		      "flags per tile by shifts");
 	pb = prep_args(y, yd, ys, ysc, b.rmax_b, (uint8_t *)*scratch,
 		       (uint32_t *)b.bad_cols, 8);
-	ret = sm90_prep_b(cd, pb);
+	ret = sm90_prep_bf16(cd, pb);
 	if (!ret && prep_a) {
 		pa = prep_args(x, xd, xs, xsc, b.rmax_a, (uint8_t *)*scratch + a_off,
 			       (uint32_t *)b.bad_rows, 7);
-		ret = sm90_prep_b(cd, pa);
+		ret = sm90_prep_bf16(cd, pa);
 	}
 	if (!ret && prep_a)
 		ret = make_map(&maps[0], (const uint8_t *)*scratch + a_off,
@@ -944,7 +944,7 @@ struct sm90_mx_operand mx_operand(const struct mxa_matrix *m,
 /*
  * The decode kernel (M <= 64): x = B, y = A, their codes 16-byte aligned,
  * y's scales K-major with row maxima (kmajor_scales()).  Y goes to bf16
- * first (sm90_prep_b()).  *scratch holds the count and list of tiles left
+ * first (sm90_prep_bf16()).  *scratch holds the count and list of tiles left
  * to the fp8 kernel, then Y's flag and bf16 (freed by the caller after
  * the launches).
  */
@@ -979,7 +979,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 
 	pb = prep_args(y, yd, ys, ysc, d.rmax_y, (uint8_t *)*scratch + head,
 		       (uint32_t *)d.bad_y, 8);
-	ret = sm90_prep_b(cd, pb);
+	ret = sm90_prep_bf16(cd, pb);
 	if (!ret)
 		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
 			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC, 64,

@@ -34,12 +34,15 @@
  * the K order is permuted - the same way for A and B, so the sum is
  * unchanged - so that a thread's A fragment is 16 contiguous elements of a
  * row: thread q of a row quad holds elements 16q + 4s + t, t < 4, in k16
- * step s, at k = 2q + t (t < 2) or 2q + 6 + t.
+ * step s, at k = 2q + t (t < 2) or 2q + 6 + t.  Where that conversion
+ * costs more than a second pass over A (fp4 A on long grids), the same
+ * pre-pass converts A too and gemm_sm90_bf16_ss_kernel takes both
+ * operands from shared memory.
  *
  * Per CTA a tile of 128 rows of A by 256 of B, K in chunks of 64 (two MX
  * blocks).  Warp 0 of the producer warpgroup streams A's codes and scales
- * and B's bf16 with the tensor memory accelerator; two consumer
- * warpgroups of 64 rows each run four wgmma per chunk.
+ * (or its bf16) and B's bf16 with the tensor memory accelerator; two
+ * consumer warpgroups of 64 rows each run four wgmma per chunk.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -285,15 +288,15 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 #endif /* SM90_CODE */
 
 /*
- * B to bf16 for the main kernel: b'[n][k] = b[n][k] * 2^(s - R[n]) at the
+ * An operand (B, or A for the kernel taking both from shared memory) to
+ * bf16 for the main kernels: b'[n][k] = b[n][k] * 2^(s - R[n]) at the
  * chunk's permuted position, columns past K zero.  One thread per k16
  * step sl of a chunk: the output's 16-byte units 2 sl and 2 sl + 1 (bytes
  * 0-1 and 2-3 of the words 4q + sl), so that a warp's stores are
- * contiguous.  A
- * row that breaks the exactness argument marks its tile column in
- * bad_cols.  Grid: x over a row's units, y over rows (strided).
+ * contiguous.  A row that breaks the exactness argument marks its tile in
+ * bad_tiles.  Grid: x over a row's units, y over rows (strided).
  */
-__global__ void prep_b_kernel(const struct sm90_prep_args p)
+__global__ void prep_bf16_kernel(const struct sm90_prep_args p)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	const uint32_t kt = (p.blocks + 1) / 2;
@@ -633,11 +636,11 @@ bool sm90_bf16_fits(struct cuda_device *cd)
 	       cd->smem_optin >= (size_t)layout_ss::SMEM;
 }
 
-int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p)
+int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p)
 {
 	uint32_t units = (p.blocks + 1) / 2 * 4;
 
-	prep_b_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
+	prep_bf16_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
 			cd->stream>>>(p);
 	return 0;
 }

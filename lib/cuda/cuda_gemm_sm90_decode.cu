@@ -10,7 +10,7 @@
  * takes 64 rows of X over all of K:
  *
  * - Y is converted to bf16 with its scales folded in by the bf16 kernel's
- *   pre-pass (sm90_prep_b()), a few KB, so that its tiles come by the
+ *   pre-pass (sm90_prep_bf16()), a few KB, so that its tiles come by the
  *   tensor memory accelerator ready for wgmma (converting it in the kernel
  *   put global memory latency on every chunk);
  * - warp 0 of the producer warpgroup streams X's codes (64-byte or 32-byte

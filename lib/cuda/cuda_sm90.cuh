@@ -264,7 +264,7 @@ struct sm90_bf16_args {
 	/* Per row of A / B: the largest E8M0 scale other than NaN (0xff). */
 	const uint32_t *rmax_a, *rmax_b;
 	/*
-	 * Per tile column: B's rows there cannot be done (sm90_prep_b());
+	 * Per tile column: B's rows there cannot be done (sm90_prep_bf16());
 	 * per tile row the same for A (sm90_launch_bf16_ss() only).
 	 */
 	const uint32_t *bad_cols, *bad_rows;
@@ -276,7 +276,7 @@ struct sm90_bf16_args {
 	uint32_t tiles_n8;
 };
 
-/* B (rows x 32 blocks) to bf16 for the bf16 kernel. */
+/* An operand (rows x 32 blocks) to bf16 for the bf16 kernels. */
 struct sm90_prep_args {
 	const uint8_t *data;
 	uint64_t stride;		/* bytes */
@@ -289,17 +289,17 @@ struct sm90_prep_args {
 	uint32_t tile_shift;
 };
 
-int sm90_prep_b(struct cuda_device *cd, const struct sm90_prep_args &p);
+int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p);
 
 /*
  * Queue the bf16 kernel.  maps: A's codes (boxes of BM rows by KC
- * elements), B as sm90_prep_b() made it (boxes of BN rows by KC), A's
+ * elements), B as sm90_prep_bf16() made it (boxes of BN rows by KC), A's
  * scales K-major (BM rows by 2 blocks).
  */
 int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 		     const struct sm90_bf16_args &p);
 /*
- * The same with A too as sm90_prep_b() made it: maps A (boxes of BM rows
+ * The same with A too as sm90_prep_bf16() made it: maps A (boxes of BM rows
  * by KC), B (BN rows by KC).
  */
 int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
@@ -338,7 +338,7 @@ struct sm90_decode_args {
 
 /*
  * maps: X's codes (boxes of 64 rows by 64 elements, 64/32-byte swizzle),
- * Y as sm90_prep_b() made it (all its rows padded to 16 or 64 by 64).
+ * Y as sm90_prep_bf16() made it (all its rows padded to 16 or 64 by 64).
  */
 int sm90_launch_decode(struct cuda_device *cd, const CUtensorMap *maps,
 		       const struct sm90_decode_args &p);
