@@ -212,6 +212,61 @@ __device__ __forceinline__ void write_c(const struct sm90_bf16_args &p,
 	}
 }
 
+/* The stages' barriers, by thread 0, before anyone uses them. */
+__device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
+{
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(&tmafull[s], 1);
+			mbar_init(&empty[s], 256);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		fence_proxy_async();
+	}
+	__syncthreads();
+}
+
+/*
+ * B's row maxima of the tile into shared memory for the epilogue, by the
+ * 256 consumer threads (read after a bar.sync 1 that follows).
+ */
+__device__ __forceinline__ void rows_b(const struct sm90_bf16_args &p, uint32_t *rb,
+				       uint32_t tile_n)
+{
+	const uint32_t gj = tile_n * BN + threadIdx.x;
+
+	rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
+}
+
+/* Grouped raster: eight tile rows share the B tiles in L2. */
+__device__ __forceinline__ void tile_of(const struct sm90_bf16_args &p, uint32_t *tile_m,
+					uint32_t *tile_n)
+{
+	const uint32_t group = 8, per = group * p.tiles_n;
+	const uint32_t bid = blockIdx.x, first = bid / per * group;
+	const uint32_t gm = min(p.tiles_m - first, group);
+
+	*tile_m = first + bid % per % gm;
+	*tile_n = bid % per / gm;
+}
+
+/*
+ * The tile's C from the consumers' accumulators, staged in st (the
+ * stages, which both warpgroups are done with).
+ */
+__device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float *st,
+					   const float *acc, const uint32_t *rb, int r0, int q,
+					   uint32_t ra0, uint32_t ra1, uint32_t tile_m,
+					   uint32_t tile_n)
+{
+	stage_acc(p, st, acc, rb, r0, q, ra0, ra1);
+	asm volatile("bar.sync 1, 256;" ::: "memory");
+	if (p.transposed)
+		write_c(p, st, EPI_LDT, BN, BM, tile_n * BN, tile_m * BM, p.n, p.m);
+	else
+		write_c(p, st, EPI_LD, BM, BN, tile_m * BM, tile_n * BN, p.m, p.n);
+}
+
 /* Hand this tile to the fp8 kernel: it is two of its tiles wide. */
 __device__ __forceinline__ void leave_tile(const struct sm90_bf16_args &p,
 					   uint32_t tile_m, uint32_t tile_n)
@@ -360,15 +415,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 	const uint32_t kt = (p.blocks + 1) / 2;
 	uint32_t tile_m, tile_n;
 
-	/* Grouped raster: eight tile rows share the B tiles in L2. */
-	{
-		const uint32_t group = 8, per = group * p.tiles_n;
-		uint32_t bid = blockIdx.x, first = bid / per * group;
-		uint32_t gm = min(p.tiles_m - first, group);
-
-		tile_m = first + bid % per % gm;
-		tile_n = bid % per / gm;
-	}
+	tile_of(p, &tile_m, &tile_n);
 	/* B's rows of this tile cannot be done exactly here. */
 	if (p.bad_cols[tile_n]) {
 		if (threadIdx.x == 0)
@@ -376,16 +423,9 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		return;
 	}
 
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
-			mbar_init(&tmafull[s], 1);
-			mbar_init(&empty[s], 256);
-		}
+	if (threadIdx.x == 0)
 		*bad = 0;
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		fence_proxy_async();
-	}
-	__syncthreads();
+	init_stages(tmafull, empty);
 
 	if (wg == 2) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(PRODUCER_REGS));
@@ -417,7 +457,6 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
 		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
-		const uint32_t gj = tile_n * BN + threadIdx.x;
 		const struct consumer cs = {
 			smem, tmafull, empty, kt, p.blocks, r0, q, { ra0, ra1 },
 		};
@@ -426,8 +465,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		uint32_t fa[16], fb[16];
 
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
-		/* B's row maxima of the tile for the epilogue (bar.sync 1 below). */
-		rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
+		rows_b(p, rb, tile_n);
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
@@ -453,14 +491,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				leave_tile(p, tile_m, tile_n);
 			return;
 		}
-		stage_acc(p, (float *)smem, acc, rb, r0, q, ra0, ra1);
-		asm volatile("bar.sync 1, 256;" ::: "memory");
-		if (p.transposed)
-			write_c(p, (const float *)smem, EPI_LDT, BN, BM, tile_n * BN,
-				tile_m * BM, p.n, p.m);
-		else
-			write_c(p, (const float *)smem, EPI_LD, BM, BN, tile_m * BM,
-				tile_n * BN, p.m, p.n);
+		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
 	}
 #endif
 }
@@ -473,8 +504,8 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
  */
 __global__ void __launch_bounds__(384, 1)
 gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
-		      const __grid_constant__ CUtensorMap tma_b,
-		      const struct sm90_bf16_args p)
+			 const __grid_constant__ CUtensorMap tma_b,
+			 const struct sm90_bf16_args p)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	using L = layout_ss;
@@ -486,15 +517,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 	const uint32_t kt = (p.blocks + 1) / 2;
 	uint32_t tile_m, tile_n;
 
-	/* Grouped raster: eight tile rows share the B tiles in L2. */
-	{
-		const uint32_t group = 8, per = group * p.tiles_n;
-		uint32_t bid = blockIdx.x, first = bid / per * group;
-		uint32_t gm = min(p.tiles_m - first, group);
-
-		tile_m = first + bid % per % gm;
-		tile_n = bid % per / gm;
-	}
+	tile_of(p, &tile_m, &tile_n);
 	/* Rows of A or B in this tile cannot be done exactly here. */
 	if (p.bad_cols[tile_n] || p.bad_rows[tile_m]) {
 		if (threadIdx.x == 0)
@@ -502,15 +525,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 		return;
 	}
 
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
-			mbar_init(&tmafull[s], 1);
-			mbar_init(&empty[s], 256);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		fence_proxy_async();
-	}
-	__syncthreads();
+	init_stages(tmafull, empty);
 
 	if (wg == 2) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(PRODUCER_REGS));
@@ -537,12 +552,10 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
 		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
-		const uint32_t gj = tile_n * BN + threadIdx.x;
 		float acc[128];
 
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
-		/* B's row maxima of the tile for the epilogue (bar.sync 1 below). */
-		rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
+		rows_b(p, rb, tile_n);
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
@@ -572,14 +585,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
-		stage_acc(p, (float *)smem, acc, rb, r0, q, ra0, ra1);
-		asm volatile("bar.sync 1, 256;" ::: "memory");
-		if (p.transposed)
-			write_c(p, (const float *)smem, EPI_LDT, BN, BM, tile_n * BN,
-				tile_m * BM, p.n, p.m);
-		else
-			write_c(p, (const float *)smem, EPI_LD, BM, BN, tile_m * BM,
-				tile_n * BN, p.m, p.n);
+		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
 	}
 #endif
 }
