@@ -6,7 +6,7 @@
  *
  *   cuda_bench [--device cuda:0] [--gemm MxNxK ...] [--quant RxC ...]
  *              [--pref native|auto|emulated] [--seconds S]
- *              [--recipes mxfp8,mxfp4]
+ *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4]
  *
  * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1), random codes, scales
  * 2^-7 .. 2^7, bf16 C, plain scales.  A batch of n GEMMs of one shape goes
@@ -52,6 +52,10 @@ static void die(const char *what, int ret)
 	exit(1);
 }
 
+/*
+ * size random bytes in a new buffer: kind 0 any, 1 e4m3 codes without NaN,
+ * 2 scales 2^-7 .. 2^7, 3 fp6 codes (six bits).
+ */
 static struct mxa_buffer *upload(struct mxa_device *dev, size_t size,
 				 int kind)
 {
@@ -65,6 +69,8 @@ static struct mxa_buffer *upload(struct mxa_device *dev, size_t size,
 
 		if (kind == 1 && (v & 0x7f) == 0x7f)
 			v ^= 1;				/* no e4m3 NaN */
+		if (kind == 3)
+			v &= 0x3f;			/* fp6: a code per byte */
 		if (kind == 2)
 			v = (unsigned char)(120 + v % 15);	/* scales */
 		h[i] = v;
@@ -94,6 +100,13 @@ static int cmp_double(const void *a, const void *b)
 #define ROTATE_BYTES (256u << 20)
 #define MAX_SETS 16
 
+/* upload()'s kind for random codes of elem. */
+static int code_kind(enum mxa_elem elem)
+{
+	return elem == MXA_ELEM_E4M3 ? 1 :
+	       elem == MXA_ELEM_E2M3 || elem == MXA_ELEM_E3M2 ? 3 : 0;
+}
+
 static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		       enum mxa_elem elem, uint32_t m, uint32_t n, uint32_t k)
 {
@@ -117,12 +130,12 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		sets = MAX_SETS;
 	for (i = 0; i < sets; i++) {
 		a[i] = (struct mxa_matrix){
-			.data = upload(dev, ra * m, elem == MXA_ELEM_E4M3),
+			.data = upload(dev, ra * m, code_kind(elem)),
 			.scale = upload(dev, (size_t)m * (k / 32), 2),
 			.elem = elem, .rows = m, .cols = k,
 		};
 		b[i] = (struct mxa_matrix){
-			.data = upload(dev, ra * n, elem == MXA_ELEM_E4M3),
+			.data = upload(dev, ra * n, code_kind(elem)),
 			.scale = upload(dev, (size_t)n * (k / 32), 2),
 			.elem = elem, .rows = n, .cols = k,
 		};
@@ -301,6 +314,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < ng; i++) {
 		if (strstr(recipes, "mxfp8"))
 			bench_gemm(dev, "mxfp8", MXA_ELEM_E4M3, gemms[i][0],
+				   gemms[i][1], gemms[i][2]);
+		if (strstr(recipes, "mxfp6_e2m3"))
+			bench_gemm(dev, "mxfp6_e2m3", MXA_ELEM_E2M3, gemms[i][0],
+				   gemms[i][1], gemms[i][2]);
+		if (strstr(recipes, "mxfp6_e3m2"))
+			bench_gemm(dev, "mxfp6_e3m2", MXA_ELEM_E3M2, gemms[i][0],
 				   gemms[i][1], gemms[i][2]);
 		if (strstr(recipes, "mxfp4"))
 			bench_gemm(dev, "mxfp4", MXA_ELEM_E2M1, gemms[i][0],
