@@ -805,9 +805,10 @@ size_t a_offset(const struct mxa_matrix *x, const struct mxa_matrix *y, uint32_t
 /*
  * Whether the bf16 path converts A by a pre-pass too (both operands from
  * shared memory) rather than in the consumers' registers: measured faster
- * for fp4 A on grids of two waves or more, slower for fp8 A and small
- * grids (Documentation/bench-cuda.rst).  $MXACCEL_CUDA_TILE = bf16-prep
- * or bf16-regs forces either.
+ * for fp4 and fp6 A (re-encoded as e4m3 before bf16) on grids of two
+ * waves or more, slower for fp8 A and small grids
+ * (Documentation/bench-cuda.rst).  $MXACCEL_CUDA_TILE = bf16-prep or
+ * bf16-regs forces either.
  */
 bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t tiles)
 {
@@ -817,7 +818,8 @@ bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t t
 		return true;
 	if (e && !strcmp(e, "bf16-regs"))
 		return false;
-	return x->elem == MXA_ELEM_E2M1 && tiles >= 2u * (uint32_t)cd->sms;
+	return x->elem != MXA_ELEM_E4M3 && x->elem != MXA_ELEM_E5M2 &&
+	       tiles >= 2u * (uint32_t)cd->sms;
 }
 
 /*
