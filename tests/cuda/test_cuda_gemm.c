@@ -363,7 +363,7 @@ static const uint32_t shapes[][3] = {
 	{ 512, 512, 1024 }, { 8, 256, 4096 }, { 100, 1, 2048 },
 	/* Decode: the skinny kernel's K split over CTAs, its range limit. */
 	{ 16, 1500, 4096 }, { 24, 40, 14336 }, { 1, 129, 1024 },
-	/* K in eleven ranges of a third of a row's blocks, the last ragged. */
+	/* K (125 blocks) split over six to eleven ranges, the last ragged. */
 	{ 3, 3800, 4000 }, { 20, 1100, 4000 },
 };
 
