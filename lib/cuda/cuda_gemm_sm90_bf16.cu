@@ -35,9 +35,9 @@
  * unchanged - so that a thread's A fragment is 16 contiguous elements of a
  * row: thread q of a row quad holds elements 16q + 4s + t, t < 4, in k16
  * step s, at k = 2q + t (t < 2) or 2q + 6 + t.  Where that conversion
- * costs more than a second pass over A (fp4, fp6 A on long grids), the same
- * pre-pass converts A too and gemm_sm90_bf16_ss_kernel takes both
- * operands from shared memory.
+ * costs more than a second pass over A (fp4 and fp6 A on long grids),
+ * the same pre-pass converts A too and gemm_sm90_bf16_ss_kernel takes
+ * both operands from shared memory.
  *
  * Per CTA a tile of 128 rows of A by 256 of B, K in chunks of 64 (two MX
  * blocks).  Warp 0 of the producer warpgroup streams A's codes and scales
@@ -500,7 +500,8 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
  * The same tile with A too converted by the pre-pass: both operands from
  * shared memory (wgmma with A by descriptor), nothing converted in the
  * main loop.  Faster where A's conversion in registers costs more than a
- * second pre-pass: fp4 and fp6 A on large grids (Documentation/bench-cuda.rst).
+ * second pre-pass: fp4 and fp6 A on large grids
+ * (Documentation/bench-cuda.rst).
  */
 __global__ void __launch_bounds__(384, 1)
 gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
