@@ -756,6 +756,30 @@ uint64_t row_bytes(const struct mxa_matrix *m)
 }
 
 /*
+ * m's codes at data (row stride bytes) in boxes of KC elements by
+ * box_rows rows, swizzled as the bf16 kernels' A and the decode kernel's
+ * X read them.
+ */
+int map_codes(CUtensorMap *map, const struct mxa_matrix *m, const uint8_t *data,
+	      uint64_t stride, uint32_t box_rows)
+{
+	const bool fp4 = m->elem == MXA_ELEM_E2M1;
+
+	return make_map(map, data, row_bytes(m), m->rows, stride,
+			fp4 ? SM90_BF16_KC / 2 : SM90_BF16_KC, box_rows,
+			fp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B);
+}
+
+/* The bf16 operand sm90_prep_bf16(p) writes, in boxes of KC by box_rows. */
+int map_prepped(CUtensorMap *map, const struct sm90_prep_args &p, uint32_t box_rows)
+{
+	const uint64_t bytes = (uint64_t)(p.blocks + 1) / 2 * SM90_BF16_KC * 2;
+
+	return make_map(map, p.out, bytes, p.rows, bytes, SM90_BF16_KC * 2, box_rows,
+			CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+/*
  * The bf16 kernel's scratch: B in bf16 (rows x 128 bytes per chunk of
  * 64), then a flag per tile column and per tile row, then the count and
  * list of the fp8 kernel's tiles (128 x 128) left to it, then A in bf16
@@ -834,7 +858,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 		const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
 		const void *ysc, const struct params &fp, void **scratch)
 {
-	const uint32_t kt = (x->cols / 32 + 1) / 2, xpad = (x->rows + 15) / 16 * 16;
+	const uint32_t xpad = (x->rows + 15) / 16 * 16;
 	const size_t a_off = a_offset(x, y, fp.tiles_m * fp.tiles_n);
 	struct sm90_bf16_args b;
 	struct sm90_prep_args pa, pb;
@@ -878,22 +902,11 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 			       (uint32_t *)b.bad_rows, 7);
 		ret = sm90_prep_bf16(cd, pa);
 	}
-	if (!ret && prep_a)
-		ret = make_map(&maps[0], (const uint8_t *)*scratch + a_off,
-			       (uint64_t)kt * SM90_BF16_KC * 2, x->rows,
-			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2,
-			       SM90_BF16_BM, CU_TENSOR_MAP_SWIZZLE_128B);
-	else if (!ret)
-		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
-			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC,
-			       SM90_BF16_BM,
-			       x->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_32B :
-							  CU_TENSOR_MAP_SWIZZLE_64B);
 	if (!ret)
-		ret = make_map(&maps[1], (const uint8_t *)*scratch,
-			       (uint64_t)kt * SM90_BF16_KC * 2, y->rows,
-			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2,
-			       SM90_BF16_BN, CU_TENSOR_MAP_SWIZZLE_128B);
+		ret = prep_a ? map_prepped(&maps[0], pa, SM90_BF16_BM) :
+			       map_codes(&maps[0], x, xd, xs, SM90_BF16_BM);
+	if (!ret)
+		ret = map_prepped(&maps[1], pb, SM90_BF16_BN);
 	if (!ret && !prep_a)
 		ret = make_map(&maps[2], (const uint8_t *)xsc, xpad, x->cols / 32,
 			       xpad, SM90_BF16_BM, 2, CU_TENSOR_MAP_SWIZZLE_NONE);
@@ -983,14 +996,9 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 		       (uint32_t *)d.bad_y, 8);
 	ret = sm90_prep_bf16(cd, pb);
 	if (!ret)
-		ret = make_map(&maps[0], xd, row_bytes(x), x->rows, xs,
-			       x->elem == MXA_ELEM_E2M1 ? SM90_BF16_KC / 2 : SM90_BF16_KC, 64,
-			       x->elem == MXA_ELEM_E2M1 ? CU_TENSOR_MAP_SWIZZLE_32B :
-							  CU_TENSOR_MAP_SWIZZLE_64B);
+		ret = map_codes(&maps[0], x, xd, xs, 64);
 	if (!ret)
-		ret = make_map(&maps[1], pb.out, (uint64_t)kt * SM90_BF16_KC * 2, y->rows,
-			       (uint64_t)kt * SM90_BF16_KC * 2, SM90_BF16_KC * 2, bn,
-			       CU_TENSOR_MAP_SWIZZLE_128B);
+		ret = map_prepped(&maps[1], pb, bn);
 	return ret ? ret : sm90_launch_decode(cd, maps, d);
 }
 
