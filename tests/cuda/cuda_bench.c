@@ -8,7 +8,8 @@
  *              [--pref native|auto|emulated] [--seconds S]
  *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4]
  *
- * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1), random codes, scales
+ * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1) by default, MXFP6
+ * (e2m3 or e3m2, a code per byte) on request, random codes, scales
  * 2^-7 .. 2^7, bf16 C, plain scales.  A batch of n GEMMs of one shape goes
  * to the device on one fence (mxa_gemm_batch), so the time per GEMM is the
  * device's, not a host round trip; the median of three batches is kept.
@@ -27,6 +28,17 @@
 
 static double seconds = 0.3;
 static const char *recipes = "mxfp8,mxfp4";
+
+/* The GEMM recipes --recipes may name: both operands of one element type. */
+static const struct {
+	const char *name;
+	enum mxa_elem elem;
+} gemm_recipes[] = {
+	{ "mxfp8", MXA_ELEM_E4M3 },
+	{ "mxfp6_e2m3", MXA_ELEM_E2M3 },
+	{ "mxfp6_e3m2", MXA_ELEM_E3M2 },
+	{ "mxfp4", MXA_ELEM_E2M1 },
+};
 static enum mxa_pref pref = MXA_PREF_NATIVE;
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
@@ -277,7 +289,7 @@ int main(int argc, char **argv)
 {
 	const char *devname = "cuda:0";
 	uint32_t gemms[16][3], quants[8][2];
-	unsigned int ng = 0, nq = 0, i;
+	unsigned int ng = 0, nq = 0, i, r;
 	struct mxa_device *dev;
 	int ret;
 
@@ -304,7 +316,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < (unsigned int)argc) {
 			seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp4]\n");
+			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4]\n");
 			return 2;
 		}
 	}
@@ -312,18 +324,10 @@ int main(int argc, char **argv)
 	if (ret)
 		die(devname, ret);
 	for (i = 0; i < ng; i++) {
-		if (strstr(recipes, "mxfp8"))
-			bench_gemm(dev, "mxfp8", MXA_ELEM_E4M3, gemms[i][0],
-				   gemms[i][1], gemms[i][2]);
-		if (strstr(recipes, "mxfp6_e2m3"))
-			bench_gemm(dev, "mxfp6_e2m3", MXA_ELEM_E2M3, gemms[i][0],
-				   gemms[i][1], gemms[i][2]);
-		if (strstr(recipes, "mxfp6_e3m2"))
-			bench_gemm(dev, "mxfp6_e3m2", MXA_ELEM_E3M2, gemms[i][0],
-				   gemms[i][1], gemms[i][2]);
-		if (strstr(recipes, "mxfp4"))
-			bench_gemm(dev, "mxfp4", MXA_ELEM_E2M1, gemms[i][0],
-				   gemms[i][1], gemms[i][2]);
+		for (r = 0; r < sizeof(gemm_recipes) / sizeof(gemm_recipes[0]); r++)
+			if (strstr(recipes, gemm_recipes[r].name))
+				bench_gemm(dev, gemm_recipes[r].name, gemm_recipes[r].elem,
+					   gemms[i][0], gemms[i][1], gemms[i][2]);
 	}
 	for (i = 0; i < nq; i++) {
 		bench_quant(dev, MXA_DTYPE_BF16, MXA_ELEM_E4M3, quants[i][0], quants[i][1]);
