@@ -26,6 +26,8 @@
 
 #include <mxaccel.h>
 
+#include "testlib.h"
+
 static double seconds = 0.3;
 static const char *recipes = "mxfp8,mxfp4";
 
@@ -324,7 +326,7 @@ int main(int argc, char **argv)
 	if (ret)
 		die(devname, ret);
 	for (i = 0; i < ng; i++) {
-		for (r = 0; r < sizeof(gemm_recipes) / sizeof(gemm_recipes[0]); r++)
+		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
 			if (strstr(recipes, gemm_recipes[r].name))
 				bench_gemm(dev, gemm_recipes[r].name, gemm_recipes[r].elem,
 					   gemms[i][0], gemms[i][1], gemms[i][2]);
