@@ -242,13 +242,10 @@ gemm_sm90_kernel(const __grid_constant__ CUtensorMap tma_a,
 		return;
 
 	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
-			mbar_init(&tmafull[s], 1);
+		/* full: the 96 threads that convert a stage arrive on it when done. */
+		for (int s = 0; s < STAGES; s++)
 			mbar_init(&full[s], 96);
-			mbar_init(&empty[s], NC * 128);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		fence_proxy_async();
+		init_pipeline(tmafull, empty, STAGES, NC * 128);
 	}
 	__syncthreads();
 

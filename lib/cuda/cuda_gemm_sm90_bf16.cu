@@ -215,14 +215,8 @@ __device__ __forceinline__ void write_c(const struct sm90_bf16_args &p,
 /* The stages' barriers, by thread 0, before anyone uses them. */
 __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
 {
-	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
-			mbar_init(&tmafull[s], 1);
-			mbar_init(&empty[s], 256);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		fence_proxy_async();
-	}
+	if (threadIdx.x == 0)
+		init_pipeline(tmafull, empty, STAGES, 256);
 	__syncthreads();
 }
 

@@ -198,13 +198,8 @@ gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 		return;
 	}
 	if (threadIdx.x == 0) {
-		for (int s = 0; s < STAGES; s++) {
-			mbar_init(&tmafull[s], 1);
-			mbar_init(&empty[s], 128);
-		}
+		init_pipeline(tmafull, empty, STAGES, 128);
 		*bad = 0;
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		fence_proxy_async();
 	}
 	__syncthreads();
 

@@ -172,6 +172,24 @@ static __device__ __forceinline__ void fence_proxy_async(void)
 	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/*
+ * A TMA pipeline's barriers, by the caller's thread 0: per stage one
+ * `full` (the producer's arrival plus the copies' bytes) and one `empty`
+ * (`consumers` arrivals); then the fences that make them visible to the
+ * copy engine.  The caller's __syncthreads() makes them visible to the
+ * other threads.
+ */
+static __device__ __forceinline__ void init_pipeline(uint64_t *full, uint64_t *empty,
+						     int stages, uint32_t consumers)
+{
+	for (int s = 0; s < stages; s++) {
+		mbar_init(&full[s], 1);
+		mbar_init(&empty[s], consumers);
+	}
+	asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	fence_proxy_async();
+}
+
 static __device__ __forceinline__ void wgmma_fence(void)
 {
 	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
