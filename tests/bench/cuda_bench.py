@@ -5,7 +5,8 @@
 Measures on the GPU, in this order:
   1. libmxaccel (build/*/tests/cuda_bench): MXFP8 and MXFP4 GEMM (bf16 C),
      and quantization of bf16 and fp32 sources;
-  2. PyTorch: cuBLAS BF16 GEMM (torch.mm), the dequantize + BF16 GEMM path
+  2. PyTorch: cuBLAS BF16 GEMM (torch.mm) on random bf16 and on the bf16
+     values of the MXFP8 and MXFP4 operands, the dequantize + BF16 GEMM path
      (torchao's emulated path: MX codes and E8M0 scales -> bf16 -> mm) in
      eager mode and under torch.compile, and the device-to-device copy
      bandwidth (bytes read + written);
@@ -105,6 +106,14 @@ def torch_gemms(m, n, k, compiled):
     out["deq_fp4_eager_ms"] = bench(lambda: mm_fp4(a4, sa, b4, sb, lut))
     out["deq_fp8_compiled_ms"] = bench(lambda: compiled[0](a8, sa, b8, sb))
     out["deq_fp4_compiled_ms"] = bench(lambda: compiled[1](a4, sa, b4, sb, lut))
+    # cuBLAS again on the values the MX GEMMs multiply: the tensor cores'
+    # power, so the clock they run at, depends on the bits they see (random
+    # bf16 has full mantissas, e2m1 one bit), and the compiled path's
+    # torch.mm runs on these.
+    for name, da, db in (("mxfp8", deq_fp8(a8, sa), deq_fp8(b8, sb)),
+                         ("mxfp4", deq_fp4(a4, sa, lut), deq_fp4(b4, sb, lut))):
+        out["cublas_bf16_%s_values_ms" % name] = bench(lambda: torch.mm(da, db.t()))
+        del da, db
     return out
 
 
@@ -175,6 +184,21 @@ def main():
                 base / t["deq_fp4_eager_ms"], base / t["deq_fp4_compiled_ms"],
                 t["deq_fp8_compiled_ms"] / o8["ms"],
                 t["deq_fp4_compiled_ms"] / o4["ms"]))
+    # Against cuBLAS on the same values (the data moves cuBLAS's clock).
+    rows.append("")
+    rows.append("| shape MxNxK | cuBLAS BF16 on random / MXFP8 / MXFP4 values (ms) "
+                "| MXFP8 ours vs cuBLAS on its values | MXFP4 ours vs cuBLAS on its values "
+                "| compiled dequantize beyond its mm, fp8 / fp4 (ms) |")
+    rows.append("|---|---|---|---|---|")
+    for m, n, k in shapes:
+        t = theirs[(m, n, k)]
+        v8, v4 = t["cublas_bf16_mxfp8_values_ms"], t["cublas_bf16_mxfp4_values_ms"]
+        o8, o4 = (next(x for x in ours if x["op"] == "gemm" and x["recipe"] == r
+                       and (x["m"], x["n"], x["k"]) == (m, n, k))["ms"]
+                  for r in ("mxfp8", "mxfp4"))
+        rows.append("| %dx%dx%d | %.3f / %.3f / %.3f | %.2fx | %.2fx | %.3f / %.3f |" % (
+            m, n, k, t["cublas_bf16_ms"], v8, v4, v8 / o8, v4 / o4,
+            t["deq_fp8_compiled_ms"] - v8, t["deq_fp4_compiled_ms"] - v4))
     # Decode reads each operand's codes and scales once.
     rows.append("")
     rows.append("| decode shape | MXFP8 GB/s | of copy | MXFP4 GB/s | of copy |")
