@@ -713,8 +713,8 @@ const int config_bm[5] = { 128, 128, 128, 64, 64 };
 /*
  * $MXACCEL_CUDA_TILE, a tuning and testing knob for large M: "bf16" (the
  * default: the bf16 kernel, the fp8 kernel only for the tiles it cannot
- * do exactly; "bf16-prep" / "bf16-regs" / "bf16-smem" choose how it converts A,
- * a_conversion_of()), or the fp8 kernel alone: "dbuf" (two consumer
+ * do exactly; "bf16-prep" / "bf16-regs" choose how it converts A,
+ * a_by_prepass()), or the fp8 kernel alone: "dbuf" (two consumer
  * warpgroups, two partials in flight), "single" (one partial), "quad"
  * (four consumer warpgroups of 64 x 64).  -1 means bf16.
  */
@@ -823,37 +823,28 @@ size_t a_offset(const struct mxa_matrix *x, const struct mxa_matrix *y, uint32_t
 	return (list_offset(x, y) + 4 + (size_t)fp_tiles * 4 + 1023) / 1024 * 1024;
 }
 
-/* Where the bf16 path converts A to bf16. */
-enum a_conversion {
-	A_IN_REGISTERS,		/* by the consumers (gemm_sm90_bf16_kernel) */
-	A_BY_PREPASS,		/* by sm90_prep_bf16() (the ss kernel) */
-	A_IN_SHARED,		/* by producer warps (the cs kernel) */
-};
-
 /*
- * How the bf16 path converts A: by a pre-pass too (both operands from
- * shared memory) rather than in the consumers' registers where that was
- * measured faster, fp4 and fp6 A (re-encoded as e4m3 before bf16) on
- * grids of two waves or more (Documentation/bench-cuda.rst).
- * $MXACCEL_CUDA_TILE = bf16-prep, bf16-regs or bf16-smem forces one.
+ * Whether the bf16 path converts A by a pre-pass too (both operands from
+ * shared memory) rather than in the consumers' registers: measured faster
+ * for fp4 and fp6 A (re-encoded as e4m3 before bf16) on grids of two
+ * waves or more, slower for fp8 A and small grids
+ * (Documentation/bench-cuda.rst).  $MXACCEL_CUDA_TILE = bf16-prep or
+ * bf16-regs forces either.
  */
-enum a_conversion a_conversion_of(struct cuda_device *cd, const struct mxa_matrix *x,
-				  uint32_t tiles)
+bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t tiles)
 {
 	const char *e = getenv("MXACCEL_CUDA_TILE");
 
 	if (e && !strcmp(e, "bf16-prep"))
-		return A_BY_PREPASS;
+		return true;
 	if (e && !strcmp(e, "bf16-regs"))
-		return A_IN_REGISTERS;
-	if (e && !strcmp(e, "bf16-smem"))
-		return A_IN_SHARED;
+		return false;
 	return x->elem != MXA_ELEM_E4M3 && x->elem != MXA_ELEM_E5M2 &&
-	       tiles >= 2u * (uint32_t)cd->sms ? A_BY_PREPASS : A_IN_REGISTERS;
+	       tiles >= 2u * (uint32_t)cd->sms;
 }
 
 /*
- * B (and A, a_conversion_of()) to bf16, then the bf16 kernel: x, y as the
+ * B (and A, a_by_prepass()) to bf16, then the bf16 kernel: x, y as the
  * fp8 kernel takes them (A and B), their codes 16-byte aligned, their
  * scales K-major with row maxima (kmajor_scales()).  The list of tiles it
  * leaves for the fp8 kernel is at list_offset() in *scratch (freed by the
@@ -871,7 +862,6 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	size_t flags;
 	CUtensorMap maps[3];
 	cudaError_t e;
-	enum a_conversion conv;
 	bool prep_a;
 	int ret;
 
@@ -886,8 +876,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.rmax_a = rmax_of(xsc, x);
 	b.rmax_b = rmax_of(ysc, y);
 	b.tiles_n8 = fp.tiles_n;
-	conv = a_conversion_of(cd, x, b.tiles_m * b.tiles_n);
-	prep_a = conv == A_BY_PREPASS;
+	prep_a = a_by_prepass(cd, x, b.tiles_m * b.tiles_n);
 	flags = list_offset(x, y) + 4 - bf16_b_bytes(y);
 	e = cudaMallocAsync(scratch, prep_a ? a_off + bf16_b_bytes(x) : a_off, cd->stream);
 	if (e == cudaSuccess)
@@ -918,13 +907,9 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	if (!ret && !prep_a)
 		ret = make_map(&maps[2], (const uint8_t *)xsc, xpad, x->cols / 32,
 			       xpad, SM90_BF16_BM, 2, CU_TENSOR_MAP_SWIZZLE_NONE);
-	if (ret)
-		return ret;
-	if (conv == A_BY_PREPASS)
-		return sm90_launch_bf16_ss(cd, maps, b);
-	if (conv == A_IN_SHARED)
-		return sm90_launch_bf16_cs(cd, maps, b);
-	return sm90_launch_bf16(cd, maps, b);
+	if (!ret)
+		ret = prep_a ? sm90_launch_bf16_ss(cd, maps, b) : sm90_launch_bf16(cd, maps, b);
+	return ret;
 }
 
 /* With MXACCEL_DEBUG: how many tiles the fp8 kernel had to redo (syncs). */

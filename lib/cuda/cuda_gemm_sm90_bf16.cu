@@ -95,32 +95,6 @@ struct layout_ss {
 	static_assert(SMEM <= 227 * 1024, "more shared memory than a block gets");
 };
 
-/*
- * The kernel converting A in shared memory (gemm_sm90_bf16_cs_kernel):
- * layout_ss's stages plus RAW_SLOTS slots of A's codes and STAGES of its
- * scales.  Three slots, not STAGES: four would not fit with fp8 codes.
- */
-struct layout_cs {
-	static constexpr int RAW_SLOTS = 3;
-	static constexpr int BFB_BYTES = BN * KC * 2;
-	static constexpr int BFA_BYTES = BM * KC * 2;
-	static constexpr int RAWA_BYTES = BM * KC;
-	static constexpr int SA_BYTES = 2 * BM;
-	static constexpr int BFB_OFF = 0;
-	static constexpr int BFA_OFF = BFB_OFF + STAGES * BFB_BYTES;
-	static constexpr int RAWA_OFF = BFA_OFF + STAGES * BFA_BYTES;
-	static constexpr int SA_OFF = RAWA_OFF + RAW_SLOTS * RAWA_BYTES;
-	static constexpr int BAR_OFF = SA_OFF + STAGES * SA_BYTES;
-	static constexpr int BAD_OFF = BAR_OFF + 3 * STAGES * 8;
-	static constexpr int RB_OFF = BAD_OFF + 16;
-	static constexpr int BYTES = RB_OFF + BN * 4;
-	static constexpr int SMEM = BYTES + 1024;
-	static_assert(BFA_OFF % 1024 == 0 && BFA_BYTES % 1024 == 0 && RAWA_OFF % 1024 == 0 &&
-		      RAWA_BYTES % 1024 == 0 && SA_OFF % 128 == 0,
-		      "swizzled tiles need 1024-byte alignment");
-	static_assert(SMEM <= 227 * 1024, "more shared memory than a block gets");
-};
-
 #ifdef SM90_CODE
 
 constexpr int PRODUCER_REGS = 40;
@@ -360,96 +334,6 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 		load_frag<EA>(c, it + 1, nxt, flag);
 }
 
-/*
- * The consumers' main loop with both operands in shared memory (layout
- * L): four wgmma a chunk, the chunk before in flight meanwhile.  A stage
- * is ready when tmafull and, where producer warps convert A in shared
- * memory, converted complete their phase.
- */
-template <class L>
-__device__ __forceinline__ void ss_mainloop(uint8_t *smem, uint64_t *tmafull,
-					    uint64_t *converted, uint64_t *empty,
-					    uint32_t kt, int wg, float *acc)
-{
-	for (uint32_t it = 0; it < kt; it++) {
-		const int s = it % STAGES;
-		const uint64_t da = make_desc(smem_addr(smem + L::BFA_OFF + s * L::BFA_BYTES +
-							wg * (BM / 2) * KC * 2));
-		const uint64_t db = make_desc(smem_addr(smem + L::BFB_OFF + s * L::BFB_BYTES));
-
-		mbar_wait(&tmafull[s], (it / STAGES) & 1);
-		if (converted)
-			mbar_wait(&converted[s], (it / STAGES) & 1);
-		fence_regs<128>(acc);
-		wgmma_fence();
-#pragma unroll
-		for (int sl = 0; sl < 4; sl++)
-			wgmma_bf16_ss<256>::mma(acc, da + 2 * sl, db + 2 * sl);
-		wgmma_commit();
-		wgmma_wait<1>();
-		fence_regs<128>(acc);
-		if (it > 0)
-			mbar_arrive(&empty[(it - 1) % STAGES]);
-	}
-	wgmma_wait<0>();
-	fence_regs<128>(acc);
-	mbar_arrive(&empty[(kt - 1) % STAGES]);
-}
-
-/*
- * Row r of a chunk of A converted by one producer thread, from its codes
- * (raw, as the tensor memory accelerator left them: frag_row()) into dst
- * as sm90_prep_bf16() and the tensor memory accelerator would have left
- * it: 128-byte rows, 16-byte unit u of row r at u ^ (r % 8); unit 2 sl
- * holds k 0-7 of k16 step sl (elements 16 q + 4 sl, + 1 of each q), unit
- * 2 sl + 1 k 8-15 (+ 2, + 3).  s0, s1: the row's scales of the chunk's two
- * blocks, ra its maximum.  Returns the specials and span flags.
- */
-template <int EA>
-__device__ __forceinline__ uint32_t convert_row(const uint8_t *raw, uint8_t *dst, int r,
-						uint32_t s0, uint32_t s1, uint32_t ra,
-						bool valid0, bool valid1)
-{
-	constexpr uint32_t sh = EA == SM90_E5M2 ? 5 : 4;
-	constexpr uint32_t mask = EA == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
-	uint8_t *row = dst + r * KC * 2;
-	uint32_t flag = 0, m[2], w[4][4];
-	uint4 v[4];
-
-	if (EA == SM90_E2M1) {
-		const uint4 u0 = *(const uint4 *)(raw + r * (KC / 2) + ((r >> 2) & 1) * 16);
-		const uint4 u1 = *(const uint4 *)(raw + r * (KC / 2) + (((r >> 2) & 1) ^ 1) * 16);
-
-		v[0] = make_uint4(u0.x, u0.y, 0, 0);
-		v[1] = make_uint4(u0.z, u0.w, 0, 0);
-		v[2] = make_uint4(u1.x, u1.y, 0, 0);
-		v[3] = make_uint4(u1.z, u1.w, 0, 0);
-	} else {
-#pragma unroll
-		for (int q = 0; q < 4; q++)
-			v[q] = *(const uint4 *)(raw + r * KC + ((q ^ ((r >> 1) & 3)) * 16));
-	}
-	m[0] = multiplier(EA, s0, ra, valid0, &flag);
-	m[1] = multiplier(EA, s1, ra, valid1, &flag);
-#pragma unroll
-	for (int q = 0; q < 4; q++)
-		flag |= to_e4m3(EA, v[q], w[q]);
-#pragma unroll
-	for (int sl = 0; sl < 4; sl++) {
-		*(uint4 *)(row + (((2 * sl) ^ (r & 7)) * 16)) =
-			make_uint4(bf16x2_mul(bf16_lo(w[0][sl], sh, mask), m[0]),
-				   bf16x2_mul(bf16_lo(w[1][sl], sh, mask), m[0]),
-				   bf16x2_mul(bf16_lo(w[2][sl], sh, mask), m[1]),
-				   bf16x2_mul(bf16_lo(w[3][sl], sh, mask), m[1]));
-		*(uint4 *)(row + (((2 * sl + 1) ^ (r & 7)) * 16)) =
-			make_uint4(bf16x2_mul(bf16_hi(w[0][sl], sh, mask), m[0]),
-				   bf16x2_mul(bf16_hi(w[1][sl], sh, mask), m[0]),
-				   bf16x2_mul(bf16_hi(w[2][sl], sh, mask), m[1]),
-				   bf16x2_mul(bf16_hi(w[3][sl], sh, mask), m[1]));
-	}
-	return flag;
-}
-
 #endif /* SM90_CODE */
 
 /*
@@ -671,158 +555,34 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
 
-		ss_mainloop<L>(smem, tmafull, NULL, empty, kt, wg, acc);
-
-		/* Both warpgroups are done with the stages the epilogue reuses. */
-		asm volatile("bar.sync 1, 256;" ::: "memory");
-		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
-	}
-#endif
-}
-
-/*
- * The same tile with A converted in shared memory by the producer
- * warpgroup, a row of the chunk per thread, from its codes as the register
- * kernel loads them, for the consumers' wgmma to read as
- * gemm_sm90_bf16_ss_kernel's do: no pre-pass over A and no conversion in
- * the consumers.  Barriers per stage: tmafull (the copies' bytes),
- * converted (the 128 converting threads), empty (the 256 consumers).
- * Thread 256 also issues the copies, LOOKAHEAD - 1 chunks ahead of the
- * one converted, into the slot of A's codes the chunk before freed (all
- * converters past it: a named barrier).
- */
-template <int EA>
-__global__ void __launch_bounds__(384, 1)
-gemm_sm90_bf16_cs_kernel(const __grid_constant__ CUtensorMap tma_a,
-			 const __grid_constant__ CUtensorMap tma_b,
-			 const __grid_constant__ CUtensorMap tma_sa,
-			 const struct sm90_bf16_args p)
-{
-#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	using L = layout_cs;
-	constexpr uint32_t LOOKAHEAD = L::RAW_SLOTS;
-	/* The converters need more than a producer's 40 registers. */
-	constexpr int CS_PRODUCER_REGS = 80, CS_CONSUMER_REGS = 208;
-	extern __shared__ uint8_t smem_raw[];
-	uint8_t *smem = smem_align1024(smem_raw);
-	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
-	uint64_t *empty = tmafull + STAGES;
-	uint64_t *converted = empty + STAGES;
-	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);
-	const int wg = threadIdx.x / 128;
-	const uint32_t kt = (p.blocks + 1) / 2;
-	uint32_t tile_m, tile_n;
-
-	static_assert(LOOKAHEAD <= STAGES, "copies ahead of the stages");
-	tile_of(p, &tile_m, &tile_n);
-	if (p.bad_cols[tile_n]) {
-		if (threadIdx.x == 0)
-			leave_tile(p, tile_m, tile_n);
-		return;
-	}
-
-	if (threadIdx.x == 0) {
-		*bad = 0;
-		for (int s = 0; s < STAGES; s++)
-			mbar_init(&converted[s], 128);
-	}
-	init_stages(tmafull, empty);
-
-	if (wg == 2) {
-		const int r = threadIdx.x - 256;
-		const uint32_t gi = tile_m * BM + r;
-		const uint32_t ra = gi < p.m ? p.rmax_a[gi] : 0;
-		const int cba = EA == SM90_E2M1 ? KC / 2 : KC;
-		/* Chunk j's copies, once its stage is free. */
-		auto issue = [&](uint32_t j) {
-			const int s = j % STAGES;
-
-			mbar_wait(&empty[s], ((j / STAGES) & 1) ^ 1);
-			mbar_expect_tx(&tmafull[s], cba * BM + L::BFB_BYTES + L::SA_BYTES);
-			tma_load_2d(smem + L::RAWA_OFF + (j % L::RAW_SLOTS) * L::RAWA_BYTES,
-				    &tma_a, &tmafull[s], (int)(j * cba), (int)(tile_m * BM));
-			tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
-				    &tmafull[s], (int)(j * KC * 2), (int)(tile_n * BN));
-			tma_load_2d(smem + L::SA_OFF + s * L::SA_BYTES, &tma_sa,
-				    &tmafull[s], (int)(tile_m * BM), (int)(j * 2));
-		};
-
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(CS_PRODUCER_REGS));
-		if (r == 0) {
-			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_a) : "memory");
-			asm volatile("prefetch.tensormap [%0];" :: "l"((uint64_t)&tma_b) : "memory");
-			for (uint32_t j = 0; j < LOOKAHEAD - 1 && j < kt; j++)
-				issue(j);
-		}
+		/* Four wgmma a chunk; the chunk before stays in flight meanwhile. */
 		for (uint32_t it = 0; it < kt; it++) {
 			const int s = it % STAGES;
-			const uint8_t *sc = smem + L::SA_OFF + s * L::SA_BYTES;
-			uint32_t flag = 0;
+			const uint64_t da = make_desc(smem_addr(smem + L::BFA_OFF + s * L::BFA_BYTES +
+								wg * (BM / 2) * KC * 2));
+			const uint64_t db = make_desc(smem_addr(smem + L::BFB_OFF + s * L::BFB_BYTES));
 
-			/* Everyone is past chunk it - 1: its slot of codes is free. */
-			asm volatile("bar.sync 2, 128;" ::: "memory");
-			if (r == 0 && it + LOOKAHEAD - 1 < kt)
-				issue(it + LOOKAHEAD - 1);
 			mbar_wait(&tmafull[s], (it / STAGES) & 1);
-#ifndef SM90_CS_NOCONV
-			flag = convert_row<EA>(smem + L::RAWA_OFF + (it % L::RAW_SLOTS) * L::RAWA_BYTES,
-					       smem + L::BFA_OFF + s * L::BFA_BYTES, r, sc[r],
-					       sc[BM + r], ra, it * 2 < p.blocks,
-					       it * 2 + 1 < p.blocks);
-#else
-			(void)sc;
-			(void)ra;
-#endif
-			if (flag)
-				*bad = 1;
-			/* The consumers' wgmma read the stage through the async proxy. */
-			fence_proxy_async();
-			mbar_arrive(&converted[s]);
-		}
-	} else {
-		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-		const int q = lane % 4;
-		const int r0 = wg * 64 + warp * 16 + lane / 4;
-		const uint32_t gi = tile_m * BM + r0;
-		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
-		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
-		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
-		float acc[128];
-
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CS_CONSUMER_REGS));
-		rows_b(p, rb, tile_n);
+			fence_regs<128>(acc);
+			wgmma_fence();
 #pragma unroll
-		for (int i = 0; i < 128; i++)
-			acc[i] = 0.0f;
-
-		ss_mainloop<L>(smem, tmafull, converted, empty, kt, wg, acc);
+			for (int sl = 0; sl < 4; sl++)
+				wgmma_bf16_ss<256>::mma(acc, da + 2 * sl, db + 2 * sl);
+			wgmma_commit();
+			wgmma_wait<1>();
+			fence_regs<128>(acc);
+			if (it > 0)
+				mbar_arrive(&empty[(it - 1) % STAGES]);
+		}
+		wgmma_wait<0>();
+		fence_regs<128>(acc);
+		mbar_arrive(&empty[(kt - 1) % STAGES]);
 
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
-		/* All or nothing per tile: the fp8 kernel redoes a bad one. */
-		if (*bad) {
-			if (threadIdx.x == 0)
-				leave_tile(p, tile_m, tile_n);
-			return;
-		}
 		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
 	}
 #endif
-}
-
-template <int EA>
-int launch_cs(struct cuda_device *cd, const CUtensorMap *maps,
-	      const struct sm90_bf16_args &p)
-{
-	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_cs_kernel<EA>, layout_cs::SMEM,
-				  &configured);
-
-	if (ret)
-		return ret;
-	gemm_sm90_bf16_cs_kernel<EA><<<p.tiles_m * p.tiles_n, 384, layout_cs::SMEM,
-					cd->stream>>>(maps[0], maps[1], maps[2], p);
-	return 0;
 }
 
 template <int EA>
@@ -871,28 +631,10 @@ int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 	return 0;
 }
 
-int sm90_launch_bf16_cs(struct cuda_device *cd, const CUtensorMap *maps,
-			const struct sm90_bf16_args &p)
-{
-	switch (p.elem_a) {
-	case SM90_E5M2:
-		return launch_cs<SM90_E5M2>(cd, maps, p);
-	case SM90_E2M3:
-		return launch_cs<SM90_E2M3>(cd, maps, p);
-	case SM90_E3M2:
-		return launch_cs<SM90_E3M2>(cd, maps, p);
-	case SM90_E2M1:
-		return launch_cs<SM90_E2M1>(cd, maps, p);
-	default:
-		return launch_cs<SM90_E4M3>(cd, maps, p);
-	}
-}
-
 bool sm90_bf16_fits(struct cuda_device *cd)
 {
 	return cd->smem_optin >= (size_t)layout::SMEM &&
-	       cd->smem_optin >= (size_t)layout_ss::SMEM &&
-	       cd->smem_optin >= (size_t)layout_cs::SMEM;
+	       cd->smem_optin >= (size_t)layout_ss::SMEM;
 }
 
 int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p)

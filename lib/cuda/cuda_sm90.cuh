@@ -322,12 +322,6 @@ int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
  */
 int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 			const struct sm90_bf16_args &p);
-/*
- * The same maps as sm90_launch_bf16(), A converted in shared memory by
- * producer warps instead of in the consumers' registers.
- */
-int sm90_launch_bf16_cs(struct cuda_device *cd, const CUtensorMap *maps,
-			const struct sm90_bf16_args &p);
 /* Whether the device can run them (shared memory). */
 bool sm90_bf16_fits(struct cuda_device *cd);
 

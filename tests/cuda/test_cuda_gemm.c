@@ -560,12 +560,11 @@ int main(void)
 		struct gcase g;
 		unsigned int i;
 
-		for (i = 0; have_native && i < 6; i++) {
+		for (i = 0; have_native && i < 5; i++) {
 			/*
 			 * Skinny (M 16, K split in four), decode (M 40), bf16
 			 * (M 130), the fp8 kernel alone (M 16), bf16 with A
-			 * by the pre-pass (M 130), bf16 with A converted in
-			 * shared memory (M 130).
+			 * by the pre-pass (M 130).
 			 */
 			random_case(&g, i == 0 || i == 3 ? 16 : i == 1 ? 40 : 130,
 				    i ? 70 : 200, i ? 160 + 128 * i : 1024, i * 8, WIDE,
@@ -574,8 +573,6 @@ int main(void)
 				setenv("MXACCEL_CUDA_TILE", "dbuf", 1);
 			if (i == 4)
 				setenv("MXACCEL_CUDA_TILE", "bf16-prep", 1);
-			if (i == 5)
-				setenv("MXACCEL_CUDA_TILE", "bf16-smem", 1);
 			bounded(&g, "cuda-mx-sm90", &st_native);
 		}
 		unsetenv("MXACCEL_CUDA_TILE");
@@ -588,7 +585,7 @@ int main(void)
 	check_batch();
 	if (have_native) {
 		static const char *const tiles[] = {
-			"dbuf", "single", "quad", "bf16-prep", "bf16-smem",
+			"dbuf", "single", "quad", "bf16-prep",
 		};
 		unsigned int t, sh;
 
