@@ -126,6 +126,69 @@ def copy_bandwidth():
     return 2 * n / (ms * 1e-3) / 1e9
 
 
+def our_ms(ours, recipe, shape):
+    """Milliseconds of our GEMM of one recipe and shape (M, N, K)."""
+    return next(x for x in ours if x["op"] == "gemm" and x["recipe"] == recipe
+                and (x["m"], x["n"], x["k"]) == tuple(shape))["ms"]
+
+
+def tables(ours, theirs, shapes, copy_gbps):
+    """The results as Markdown tables."""
+    rows = ["| shape MxNxK | cuBLAS BF16 TF/s | MXFP8 ours | MXFP4 ours "
+            "| deq+BF16 fp8 eager / compiled | deq+BF16 fp4 eager / compiled "
+            "| MXFP8 vs compiled | MXFP4 vs compiled |",
+            "|---|---|---|---|---|---|---|---|"]
+    for m, n, k in shapes:
+        t = theirs[(m, n, k)]
+        base = t["cublas_bf16_ms"]
+        o8, o4 = our_ms(ours, "mxfp8", (m, n, k)), our_ms(ours, "mxfp4", (m, n, k))
+        tf = 2.0 * m * n * k / (base * 1e-3) / 1e12
+        rows.append(
+            "| %dx%dx%d | %.0f | %.2fx (%.3f ms) | %.2fx (%.3f ms) | %.2fx / %.2fx "
+            "| %.2fx / %.2fx | %.2fx | %.2fx |" % (
+                m, n, k, tf, base / o8, o8, base / o4, o4,
+                base / t["deq_fp8_eager_ms"], base / t["deq_fp8_compiled_ms"],
+                base / t["deq_fp4_eager_ms"], base / t["deq_fp4_compiled_ms"],
+                t["deq_fp8_compiled_ms"] / o8, t["deq_fp4_compiled_ms"] / o4))
+    # Against cuBLAS on the same values (the data moves cuBLAS's clock).
+    rows.append("")
+    rows.append("| shape MxNxK | cuBLAS BF16 on random / MXFP8 / MXFP4 values (ms) "
+                "| MXFP8 ours vs cuBLAS on its values | MXFP4 ours vs cuBLAS on its values "
+                "| compiled dequantize beyond its mm, fp8 / fp4 (ms) |")
+    rows.append("|---|---|---|---|---|")
+    for m, n, k in shapes:
+        t = theirs[(m, n, k)]
+        v8, v4 = t["cublas_bf16_mxfp8_values_ms"], t["cublas_bf16_mxfp4_values_ms"]
+        o8, o4 = our_ms(ours, "mxfp8", (m, n, k)), our_ms(ours, "mxfp4", (m, n, k))
+        rows.append("| %dx%dx%d | %.3f / %.3f / %.3f | %.2fx | %.2fx | %.3f / %.3f |" % (
+            m, n, k, t["cublas_bf16_ms"], v8, v4, v8 / o8, v4 / o4,
+            t["deq_fp8_compiled_ms"] - v8, t["deq_fp4_compiled_ms"] - v4))
+    # Decode reads each operand's codes and scales once.
+    rows.append("")
+    rows.append("| decode shape | MXFP8 GB/s | of copy | MXFP4 GB/s | of copy |")
+    rows.append("|---|---|---|---|---|")
+    for m, n, k in shapes:
+        if m > 64:
+            continue
+        cells = []
+        for recipe, per in (("mxfp8", 1.0), ("mxfp4", 0.5)):
+            nbytes = (m + n) * k * (per + 1.0 / 32)
+            gbps = nbytes / (our_ms(ours, recipe, (m, n, k)) * 1e-3) / 1e9
+            cells += ["%.0f" % gbps, "%.0f%%" % (100.0 * gbps / copy_gbps)]
+        rows.append("| %dx%dx%d | %s |" % (m, n, k, " | ".join(cells)))
+    rows.append("")
+    rows.append("| quantize | GB/s (with round trip) | GB/s (device) | of copy %.0f GB/s |"
+                % copy_gbps)
+    rows.append("|---|---|---|---|")
+    for q in ours:
+        if q["op"] != "quantize":
+            continue
+        rows.append("| %s -> %s %dx%d | %.0f | %.0f | %.0f%% |" % (
+            q["dtype"], q["elem"], q["rows"], q["cols"], q["gbps"],
+            q["gbps_device"], 100.0 * q["gbps_device"] / copy_gbps))
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.environ.get("MXACCEL_BUILD", "build/rel"))
@@ -163,68 +226,8 @@ def main():
     copy_gbps = copy_bandwidth()
     print(json.dumps({"copy_gbps": copy_gbps}), flush=True)
 
-    # 3. The table.
-    rows = ["| shape MxNxK | cuBLAS BF16 TF/s | MXFP8 ours | MXFP4 ours "
-            "| deq+BF16 fp8 eager / compiled | deq+BF16 fp4 eager / compiled "
-            "| MXFP8 vs compiled | MXFP4 vs compiled |",
-            "|---|---|---|---|---|---|---|---|"]
-    for m, n, k in shapes:
-        t = theirs[(m, n, k)]
-        base = t["cublas_bf16_ms"]
-        o8 = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == "mxfp8"
-                  and (x["m"], x["n"], x["k"]) == (m, n, k))
-        o4 = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == "mxfp4"
-                  and (x["m"], x["n"], x["k"]) == (m, n, k))
-        tf = 2.0 * m * n * k / (base * 1e-3) / 1e12
-        rows.append(
-            "| %dx%dx%d | %.0f | %.2fx (%.3f ms) | %.2fx (%.3f ms) | %.2fx / %.2fx "
-            "| %.2fx / %.2fx | %.2fx | %.2fx |" % (
-                m, n, k, tf, base / o8["ms"], o8["ms"], base / o4["ms"], o4["ms"],
-                base / t["deq_fp8_eager_ms"], base / t["deq_fp8_compiled_ms"],
-                base / t["deq_fp4_eager_ms"], base / t["deq_fp4_compiled_ms"],
-                t["deq_fp8_compiled_ms"] / o8["ms"],
-                t["deq_fp4_compiled_ms"] / o4["ms"]))
-    # Against cuBLAS on the same values (the data moves cuBLAS's clock).
-    rows.append("")
-    rows.append("| shape MxNxK | cuBLAS BF16 on random / MXFP8 / MXFP4 values (ms) "
-                "| MXFP8 ours vs cuBLAS on its values | MXFP4 ours vs cuBLAS on its values "
-                "| compiled dequantize beyond its mm, fp8 / fp4 (ms) |")
-    rows.append("|---|---|---|---|---|")
-    for m, n, k in shapes:
-        t = theirs[(m, n, k)]
-        v8, v4 = t["cublas_bf16_mxfp8_values_ms"], t["cublas_bf16_mxfp4_values_ms"]
-        o8, o4 = (next(x for x in ours if x["op"] == "gemm" and x["recipe"] == r
-                       and (x["m"], x["n"], x["k"]) == (m, n, k))["ms"]
-                  for r in ("mxfp8", "mxfp4"))
-        rows.append("| %dx%dx%d | %.3f / %.3f / %.3f | %.2fx | %.2fx | %.3f / %.3f |" % (
-            m, n, k, t["cublas_bf16_ms"], v8, v4, v8 / o8, v4 / o4,
-            t["deq_fp8_compiled_ms"] - v8, t["deq_fp4_compiled_ms"] - v4))
-    # Decode reads each operand's codes and scales once.
-    rows.append("")
-    rows.append("| decode shape | MXFP8 GB/s | of copy | MXFP4 GB/s | of copy |")
-    rows.append("|---|---|---|---|---|")
-    for m, n, k in shapes:
-        if m > 64:
-            continue
-        cells = []
-        for recipe, per in (("mxfp8", 1.0), ("mxfp4", 0.5)):
-            o = next(x for x in ours if x["op"] == "gemm" and x["recipe"] == recipe
-                     and (x["m"], x["n"], x["k"]) == (m, n, k))
-            nbytes = (m + n) * k * (per + 1.0 / 32)
-            gbps = nbytes / (o["ms"] * 1e-3) / 1e9
-            cells += ["%.0f" % gbps, "%.0f%%" % (100.0 * gbps / copy_gbps)]
-        rows.append("| %dx%dx%d | %s |" % (m, n, k, " | ".join(cells)))
-    rows.append("")
-    rows.append("| quantize | GB/s (with round trip) | GB/s (device) | of copy %.0f GB/s |"
-                % copy_gbps)
-    rows.append("|---|---|---|---|")
-    for q in ours:
-        if q["op"] != "quantize":
-            continue
-        rows.append("| %s -> %s %dx%d | %.0f | %.0f | %.0f%% |" % (
-            q["dtype"], q["elem"], q["rows"], q["cols"], q["gbps"],
-            q["gbps_device"], 100.0 * q["gbps_device"] / copy_gbps))
-    table = "\n".join(rows)
+    # 3. The tables.
+    table = tables(ours, theirs, shapes, copy_gbps)
     print(table)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
