@@ -41,6 +41,43 @@ static const struct {
 	{ "mxfp6_e3m2", MXA_ELEM_E3M2 },
 	{ "mxfp4", MXA_ELEM_E2M1 },
 };
+
+/* Whether the comma-separated list names name exactly. */
+static bool lists(const char *list, const char *name)
+{
+	const size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * 0 when every name in the comma-separated list is a GEMM recipe;
+ * otherwise one line naming the first that is not, and -1.
+ */
+static int check_recipes(const char *list)
+{
+	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL) {
+		const size_t n = strcspn(p, ",");
+		unsigned int r;
+
+		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
+			if (strlen(gemm_recipes[r].name) == n &&
+			    !strncmp(p, gemm_recipes[r].name, n))
+				break;
+		if (r == TEST_ARRAY_SIZE(gemm_recipes)) {
+			fprintf(stderr, "cuda_bench: --recipes: '%.*s' is not one of", (int)n, p);
+			for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
+				fprintf(stderr, " %s%s", gemm_recipes[r].name,
+					r + 1 < TEST_ARRAY_SIZE(gemm_recipes) ? "," : "\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static enum mxa_pref pref = MXA_PREF_NATIVE;
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
@@ -322,12 +359,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (check_recipes(recipes))
+		return 2;
 	ret = mxa_device_open(devname, &dev);
 	if (ret)
 		die(devname, ret);
 	for (i = 0; i < ng; i++) {
 		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
-			if (strstr(recipes, gemm_recipes[r].name))
+			if (lists(recipes, gemm_recipes[r].name))
 				bench_gemm(dev, gemm_recipes[r].name, gemm_recipes[r].elem,
 					   gemms[i][0], gemms[i][1], gemms[i][2]);
 	}
