@@ -101,6 +101,30 @@ constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
 
 /*
+ * A consumer thread's place in the tile: rows r0 and r0 + 8 of its
+ * warpgroup's 64 (as wgmma lays out the accumulators), q its lane in the
+ * row quad, ra A's row maxima there.
+ */
+struct consumer_rows {
+	int r0, q;
+	uint32_t ra[2];
+};
+
+__device__ __forceinline__ struct consumer_rows rows_of(const struct sm90_bf16_args &p,
+							uint32_t tile_m)
+{
+	const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+	const int r0 = wg * 64 + warp * 16 + lane / 4;
+	const uint32_t gi = tile_m * BM + r0;
+	const struct consumer_rows c = {
+		r0, lane % 4,
+		{ gi < p.m ? p.rmax_a[gi] : 0, gi + 8 < p.m ? p.rmax_a[gi + 8] : 0 },
+	};
+
+	return c;
+}
+
+/*
  * C for the tile: each consumer thread leaves its scaled accumulators in
  * shared memory (the stages are free once the main loop is done), then
  * the two warpgroups write rows of C with contiguous stores.  The staged
@@ -115,8 +139,11 @@ static_assert(BM * EPI_LD * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTE
 
 __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
 					  float *st, const float *acc, const uint32_t *rb,
-					  int r0, int q, uint32_t ra0, uint32_t ra1)
+					  const struct consumer_rows &at)
 {
+	const int r0 = at.r0, q = at.q;
+	const uint32_t ra0 = at.ra[0], ra1 = at.ra[1];
+
 #pragma unroll
 	for (int i = 0; i < 32; i++) {
 		const int c = 8 * i + 2 * q;
@@ -249,11 +276,11 @@ __device__ __forceinline__ void tile_of(const struct sm90_bf16_args &p, uint32_t
  * stages, which both warpgroups are done with).
  */
 __device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float *st,
-					   const float *acc, const uint32_t *rb, int r0, int q,
-					   uint32_t ra0, uint32_t ra1, uint32_t tile_m,
+					   const float *acc, const uint32_t *rb,
+					   const struct consumer_rows &c, uint32_t tile_m,
 					   uint32_t tile_n)
 {
-	stage_acc(p, st, acc, rb, r0, q, ra0, ra1);
+	stage_acc(p, st, acc, rb, c);
 	asm volatile("bar.sync 1, 256;" ::: "memory");
 	if (p.transposed)
 		write_c(p, st, EPI_LDT, BN, BM, tile_n * BN, tile_m * BM, p.n, p.m);
@@ -278,8 +305,7 @@ struct consumer {
 	uint8_t *smem;
 	uint64_t *tmafull, *empty;
 	uint32_t kt, blocks;
-	int r0, q;
-	uint32_t ra[2];
+	struct consumer_rows at;
 };
 
 /*
@@ -295,16 +321,16 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 	const uint32_t ph = (it / STAGES) & 1;
 	const uint8_t *raw = c.smem + L::RAWA_OFF + s * L::RAWA_BYTES;
 	const uint8_t *sc = c.smem + L::SA_OFF + s * L::SA_BYTES;
-	const int blk = c.q >> 1;
+	const int blk = c.at.q >> 1;
 	const bool valid = it * 2 + blk < c.blocks;
 
 	mbar_wait(&c.tmafull[s], ph);
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const int r = c.r0 + 8 * h;
-		const uint32_t m = multiplier(EA, sc[blk * BM + r], c.ra[h], valid, flag);
+		const int r = c.at.r0 + 8 * h;
+		const uint32_t m = multiplier(EA, sc[blk * BM + r], c.at.ra[h], valid, flag);
 
-		*flag |= frag_row<EA>(raw, r, c.q, h, m, f);
+		*flag |= frag_row<EA>(raw, r, c.at.q, h, m, f);
 	}
 }
 
@@ -444,16 +470,9 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 			}
 		}
 	} else {
-		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-		const int q = lane % 4;
-		const int r0 = wg * 64 + warp * 16 + lane / 4;
-		const uint32_t gi = tile_m * BM + r0;
-		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
-		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
+		const struct consumer_rows at = rows_of(p, tile_m);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
-		const struct consumer cs = {
-			smem, tmafull, empty, kt, p.blocks, r0, q, { ra0, ra1 },
-		};
+		const struct consumer cs = { smem, tmafull, empty, kt, p.blocks, at };
 		uint32_t flag = 0;
 		float acc[128];
 		uint32_t fa[16], fb[16];
@@ -485,7 +504,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				leave_tile(p, tile_m, tile_n);
 			return;
 		}
-		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
+		write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
 	}
 #endif
 }
@@ -540,12 +559,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 			}
 		}
 	} else {
-		const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-		const int q = lane % 4;
-		const int r0 = wg * 64 + warp * 16 + lane / 4;
-		const uint32_t gi = tile_m * BM + r0;
-		const uint32_t ra0 = gi < p.m ? p.rmax_a[gi] : 0;
-		const uint32_t ra1 = gi + 8 < p.m ? p.rmax_a[gi + 8] : 0;
+		const struct consumer_rows at = rows_of(p, tile_m);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
 		float acc[128];
 
@@ -580,7 +594,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
-		write_tile(p, (float *)smem, acc, rb, r0, q, ra0, ra1, tile_m, tile_n);
+		write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
 	}
 #endif
 }
