@@ -336,6 +336,17 @@ static void fill_submit(struct fuzz *f, struct drm_mxaccel_submit *s)
 	}
 	if (one_in(f, 30))
 		s->reserved = rnd_u64(f);
+	/* Waiting in SUBMIT (briefly), never inline, unknown bits. */
+	if (one_in(f, 8))
+		s->flags = rnd(f) % 4;
+	else if (one_in(f, 50))
+		s->flags = rnd_u32(f);
+	if (s->flags & DRM_MXACCEL_SUBMIT_WAIT)
+		s->wait_timeout_ns = pick_deadline(f);
+	else if (one_in(f, 50))
+		s->wait_timeout_ns = rnd_u64(f);
+	s->status = (__s32)rnd_u32(f);
+	s->out_flags = rnd_u32(f);
 }
 
 /* Fill the argument of driver ioctl nr, mostly sensibly. */
@@ -371,10 +382,11 @@ static void fill_arg(struct fuzz *f, unsigned int nr, union fuzz_arg *a,
 		break;
 	case DRM_MXACCEL_QUEUE_CREATE:
 		a->queue_create.flags = one_in(f, 10) ? rnd_u32(f) : 0;
-		a->queue_create.pad = one_in(f, 10) ? rnd_u32(f) : 0;
+		a->queue_create.priority = one_in(f, 10) ? rnd_u32(f) :
+					   rnd(f) % 3;
 		break;
 	case DRM_MXACCEL_QUEUE_DESTROY:
-		/* Rarely: every destroy stalls until the queue drains. */
+		/* Rarely: most destroys would hit no queue of ours. */
 		a->queue_destroy.queue_id = one_in(f, 4) ? pick_queue(f) :
 					    rnd_u32(f) | 0x10000;
 		a->queue_destroy.pad = one_in(f, 10) ? rnd_u32(f) : 0;
@@ -423,6 +435,8 @@ static bool errno_expected(int err)
 	case ENOMEM:
 	case ENOTTY:
 	case EACCES:
+	case ENODATA:	/* JOB_WAIT of a seqno past the status window */
+	case EPERM:	/* high priority without CAP_SYS_NICE */
 		return true;
 	}
 	return false;

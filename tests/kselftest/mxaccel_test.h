@@ -240,6 +240,25 @@ static inline int mxt_submit_args(int fd, struct drm_mxaccel_submit *args)
 	return mxt_ioctl(fd, DRM_IOCTL_MXACCEL_SUBMIT, args);
 }
 
+/*
+ * A SUBMIT with flags (e.g. DRM_MXACCEL_SUBMIT_NO_INLINE: a job that must
+ * be queued, not run in the ioctl) and no wait deadline.
+ */
+static inline int mxt_submit_flags(int fd, __u32 queue_id,
+				   const struct drm_mxaccel_op *ops,
+				   __u32 op_count, __u32 flags, __u64 *seqno)
+{
+	struct drm_mxaccel_submit args;
+	int ret;
+
+	mxt_submit_init(&args, queue_id, ops, op_count);
+	args.flags = flags;
+	ret = mxt_submit_args(fd, &args);
+	if (!ret && seqno)
+		*seqno = args.seqno;
+	return ret;
+}
+
 static inline int mxt_submit(int fd, __u32 queue_id,
 			     const struct drm_mxaccel_op *ops, __u32 op_count,
 			     __u64 *seqno)
@@ -272,6 +291,23 @@ static inline __s64 mxt_deadline_ms(__s64 ms)
 static inline __s64 mxt_job_deadline(void)
 {
 	return mxt_deadline_ms(MXT_JOB_TIMEOUT_MS);
+}
+
+/*
+ * $MXACCEL_TIME_SCALE (an integer, default 1): slow kernels (KASAN, TCG)
+ * set it, and waits for something that must happen "promptly" scale by it.
+ */
+static inline __s64 mxt_time_scale(void)
+{
+	const char *s = getenv("MXACCEL_TIME_SCALE");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v >= 1 ? v : 1;
+}
+
+static inline __s64 mxt_scaled_ms(__s64 ms)
+{
+	return ms * mxt_time_scale();
 }
 
 /*
@@ -419,6 +455,38 @@ static inline int mxt_syncobj_query(int fd, __u32 handle, __u64 *point)
 	return mxt_ioctl(fd, DRM_IOCTL_SYNCOBJ_QUERY, &args);
 }
 
+/*
+ * Export timeline point `point` of syncobj (or its fence, for point 0 of a
+ * binary syncobj) as a sync_file: transferred to a temporary binary
+ * syncobj, exported from there.  Returns the sync_file fd or -errno.
+ */
+static inline int mxt_export_sync_file(int fd, __u32 syncobj, __u64 point)
+{
+	struct drm_syncobj_transfer t;
+	struct drm_syncobj_handle h;
+	__u32 binary;
+	int ret;
+
+	ret = mxt_syncobj_create(fd, 0, &binary);
+	if (ret)
+		return ret;
+	memset(&t, 0, sizeof(t));
+	t.src_handle = syncobj;
+	t.src_point = point;
+	t.dst_handle = binary;
+	t.dst_point = 0;
+	ret = mxt_ioctl(fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &t);
+	if (!ret) {
+		memset(&h, 0, sizeof(h));
+		h.handle = binary;
+		h.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
+		h.fd = -1;
+		ret = mxt_ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+	}
+	mxt_syncobj_destroy(fd, binary);
+	return ret ? ret : h.fd;
+}
+
 /* ---- module parameters ----------------------------------------------- */
 
 static inline int mxt_param_read(const char *name, unsigned int *value)
@@ -456,11 +524,18 @@ static inline int mxt_param_write(const char *name, unsigned int value)
 	return ret;
 }
 
-/* What the program found at start; put back by mxt_params_restore(). */
+/*
+ * What the program found at start; put back by mxt_params_restore().
+ * The optional ones (version 2 of the uapi) are restored when they existed.
+ */
 static struct {
 	bool valid;
 	unsigned int job_timeout_ms;
 	unsigned int max_queues;
+	bool have_queue_depth, have_max_device_queues, have_inline_max_work;
+	unsigned int queue_depth;
+	unsigned int max_device_queues;
+	unsigned int inline_max_work;
 } mxt_saved_params;
 
 /*
@@ -479,6 +554,26 @@ static inline void mxt_params_restore(void)
 				mxt_saved_params.job_timeout_ms);
 	if (!access(MXT_PARAM_DIR "max_queues", W_OK))
 		mxt_param_write("max_queues", mxt_saved_params.max_queues);
+	if (mxt_saved_params.have_queue_depth &&
+	    !access(MXT_PARAM_DIR "queue_depth", W_OK))
+		mxt_param_write("queue_depth", mxt_saved_params.queue_depth);
+	if (mxt_saved_params.have_max_device_queues &&
+	    !access(MXT_PARAM_DIR "max_device_queues", W_OK))
+		mxt_param_write("max_device_queues",
+				mxt_saved_params.max_device_queues);
+	if (mxt_saved_params.have_inline_max_work &&
+	    !access(MXT_PARAM_DIR "inline_max_work", W_OK))
+		mxt_param_write("inline_max_work",
+				mxt_saved_params.inline_max_work);
+}
+
+/* Whether one more (optional) parameter exists and may be written. */
+static inline bool mxt_param_writable(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), MXT_PARAM_DIR "%s", name);
+	return mxt_saved_params.valid && !access(path, W_OK);
 }
 
 /* Whether the tests may change parameters: root, and sysfs writable. */
@@ -502,6 +597,15 @@ static void __attribute__((constructor)) mxt_program_init(void)
 			    &mxt_saved_params.job_timeout_ms) &&
 	    !mxt_param_read("max_queues", &mxt_saved_params.max_queues)) {
 		mxt_saved_params.valid = true;
+		mxt_saved_params.have_queue_depth =
+			!mxt_param_read("queue_depth",
+					&mxt_saved_params.queue_depth);
+		mxt_saved_params.have_max_device_queues =
+			!mxt_param_read("max_device_queues",
+					&mxt_saved_params.max_device_queues);
+		mxt_saved_params.have_inline_max_work =
+			!mxt_param_read("inline_max_work",
+					&mxt_saved_params.inline_max_work);
 		/* Tests run in children that _exit(): only we get here. */
 		atexit(mxt_params_restore);
 	}

@@ -178,10 +178,64 @@ TEST_F(param, job_timeout_bounds)
 	EXPECT_EQ(3600000, v);
 }
 
+/*
+ * The parameters of version 2 report their module parameters, and follow
+ * the writable ones at once; STATUS_WINDOW covers a full queue.
+ */
+TEST_F(param, v2_params_follow_module_params)
+{
+	static const struct {
+		__u32 param;
+		const char *name;
+		bool writable;
+	} p[] = {
+		{ DRM_MXACCEL_PARAM_RINGS, "rings", false },
+		{ DRM_MXACCEL_PARAM_QUEUE_DEPTH, "queue_depth", true },
+		{ DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES, "max_device_queues",
+		  true },
+		{ DRM_MXACCEL_PARAM_INLINE_MAX_WORK, "inline_max_work", true },
+	};
+	unsigned int i, sysfs;
+	__u64 v, window, depth;
+
+	for (i = 0; i < ARRAY_SIZE(p); i++) {
+		ASSERT_EQ(0, get_param(self->fd, p[i].param, &v));
+		if (mxt_param_read(p[i].name, &sysfs)) {
+			TH_LOG("no readable %s module parameter", p[i].name);
+			continue;
+		}
+		EXPECT_EQ(sysfs, v) TH_LOG("%s", p[i].name);
+		if (!p[i].writable || !mxt_param_writable(p[i].name))
+			continue;
+		ASSERT_EQ(0, mxt_param_write(p[i].name, sysfs + 1));
+		ASSERT_EQ(0, get_param(self->fd, p[i].param, &v));
+		EXPECT_EQ(sysfs + 1, v) TH_LOG("%s", p[i].name);
+		ASSERT_EQ(0, mxt_param_write(p[i].name, sysfs));
+	}
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_RINGS, &v));
+	EXPECT_LE(1, v);
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_STATUS_WINDOW,
+			       &window));
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_QUEUE_DEPTH,
+			       &depth));
+	EXPECT_LE(1, depth);
+	/* Every unfinished job of a full queue can be waited for. */
+	EXPECT_LE(depth, window);
+	if (mxt_param_writable("queue_depth")) {
+		/* No depth beyond the window is accepted. */
+		EXPECT_NE(0, mxt_param_write("queue_depth", window + 1));
+		EXPECT_EQ(-EINVAL, mxt_param_write("queue_depth", 0));
+		ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_QUEUE_DEPTH,
+				       &v));
+		EXPECT_EQ(depth, v);
+	}
+}
+
 TEST_F(param, unknown_param)
 {
 	static const __u32 bad[] = {
-		DRM_MXACCEL_PARAM_OP_SIZE + 1, 64, 0x80000000u, 0xffffffffu,
+		DRM_MXACCEL_PARAM_INLINE_MAX_WORK + 1, 64, 0x80000000u,
+		0xffffffffu,
 	};
 	unsigned int i;
 	__u64 v;
@@ -214,7 +268,7 @@ TEST_F(param, every_param_twice_is_stable)
 {
 	__u32 p;
 
-	for (p = 0; p <= DRM_MXACCEL_PARAM_OP_SIZE; p++) {
+	for (p = 0; p <= DRM_MXACCEL_PARAM_INLINE_MAX_WORK; p++) {
 		__u64 a, b;
 
 		ASSERT_EQ(0, get_param(self->fd, p, &a));

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queues: QUEUE_CREATE and QUEUE_DESTROY, the per-file max_queues limit
- * (-EBUSY) at its boundary and through the module parameter, sequence
- * numbers and the queue's timeline syncobj, and JOB_WAIT's arguments.
+ * Queues: QUEUE_CREATE (flags, priority and CAP_SYS_NICE) and
+ * QUEUE_DESTROY, the per-file max_queues limit (-EBUSY) at its boundary
+ * and through the module parameter, sequence numbers and the queue's
+ * timeline syncobj, and JOB_WAIT's arguments.  QUEUE_DESTROY does not wait
+ * for the queue's jobs: they are canceled and their fences signal after.
  */
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+
 #include "mxaccel_test.h"
 
 FIXTURE(queue) {
@@ -24,13 +30,25 @@ FIXTURE_TEARDOWN(queue)
 		close(self->fd);
 }
 
-/* QUEUE_CREATE with the outputs pre-filled with 0xcc (pad is an input). */
+/*
+ * QUEUE_CREATE with the outputs pre-filled with 0xcc (priority is an
+ * input: normal).
+ */
 static int queue_create(int fd, __u32 flags,
 			struct drm_mxaccel_queue_create *args)
 {
 	memset(args, 0xcc, sizeof(*args));
 	args->flags = flags;
-	args->pad = 0;
+	args->priority = DRM_MXACCEL_PRIORITY_NORMAL;
+	return mxt_ioctl(fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE, args);
+}
+
+static int queue_create_prio(int fd, __u32 priority,
+			     struct drm_mxaccel_queue_create *args)
+{
+	memset(args, 0xcc, sizeof(*args));
+	args->flags = 0;
+	args->priority = priority;
 	return mxt_ioctl(fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE, args);
 }
 
@@ -62,7 +80,8 @@ TEST_F(queue, create_destroy)
 	EXPECT_NE(0xcccccccc, c.queue_id);
 	EXPECT_NE(0, c.syncobj);
 	EXPECT_NE(0xcccccccc, c.syncobj);
-	EXPECT_EQ(0, c.pad);
+	/* Inputs are not written back. */
+	EXPECT_EQ(0, c.priority);
 	EXPECT_EQ(0, c.flags);
 
 	/* A fresh timeline: nothing signalled yet. */
@@ -90,19 +109,107 @@ TEST_F(queue, create_flags)
 	}
 }
 
-TEST_F(queue, create_pad)
+/*
+ * priority (padding in version 1): normal and low for anyone, high with
+ * CAP_SYS_NICE (the tests run as root), anything else -EINVAL with
+ * nothing written.  Each queue runs a job.
+ */
+TEST_F(queue, create_priority)
+{
+	static const __u32 good[] = {
+		DRM_MXACCEL_PRIORITY_NORMAL, DRM_MXACCEL_PRIORITY_LOW,
+		DRM_MXACCEL_PRIORITY_HIGH,
+	};
+	static const __u32 bad[] = { 3, 4, 0x80000000u, 0xffffffffu };
+	struct drm_mxaccel_queue_create c;
+	struct drm_mxaccel_op op;
+	struct mxt_bo bo;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo));
+	mxt_ones_gemm(&op, &bo);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, queue_create_prio(self->fd, bad[i], &c));
+		EXPECT_EQ(0xcccccccc, c.queue_id);
+		EXPECT_EQ(0xcccccccc, c.syncobj);
+	}
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		ret = queue_create_prio(self->fd, good[i], &c);
+		if (good[i] == DRM_MXACCEL_PRIORITY_HIGH && ret == -EPERM &&
+		    geteuid() != 0) {
+			TH_LOG("not root: high priority refused, as it must");
+			continue;
+		}
+		ASSERT_EQ(0, ret) TH_LOG("priority %u", good[i]);
+		EXPECT_NE(0xcccccccc, c.queue_id);
+		memset(mxt_bo_at(&bo, MXT_ONES_C), 0, 4096);
+		EXPECT_EQ(0, mxt_run(self->fd, c.queue_id, &op, 1))
+			TH_LOG("priority %u", good[i]);
+		EXPECT_EQ(0, mxt_ones_wrong(&bo));
+		EXPECT_EQ(0, queue_destroy(self->fd, c.queue_id, 0));
+	}
+	mxt_bo_free(self->fd, &bo);
+}
+
+/* Drop CAP_SYS_NICE from this (child) process's effective set. */
+static int drop_cap_sys_nice(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+		.pid = 0,
+	};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+	data[CAP_SYS_NICE / 32].permitted &= ~(1u << (CAP_SYS_NICE % 32));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Without CAP_SYS_NICE (dropped in a child, on a file opened with it),
+ * high priority is -EPERM, normal and low still work.
+ */
+TEST_F(queue, high_priority_needs_cap_sys_nice)
 {
 	struct drm_mxaccel_queue_create c;
+	int status;
+	pid_t pid;
 
-	memset(&c, 0, sizeof(c));
-	c.pad = 1;
-	EXPECT_EQ(-EINVAL, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE,
-				     &c));
-	c.pad = 0x80000000u;
-	EXPECT_EQ(-EINVAL, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE,
-				     &c));
-	c.pad = 0;
-	EXPECT_EQ(0, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE, &c));
+	if (geteuid() != 0)
+		SKIP(return, "needs root to hold CAP_SYS_NICE first");
+	ASSERT_EQ(0, queue_create_prio(self->fd, DRM_MXACCEL_PRIORITY_HIGH,
+				       &c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (drop_cap_sys_nice())
+			_exit(10);
+		if (queue_create_prio(self->fd, DRM_MXACCEL_PRIORITY_HIGH,
+				      &c) != -EPERM)
+			_exit(1);
+		if (c.queue_id != 0xcccccccc)
+			_exit(2);
+		if (queue_create_prio(self->fd, DRM_MXACCEL_PRIORITY_NORMAL,
+				      &c))
+			_exit(3);
+		if (queue_create_prio(self->fd, DRM_MXACCEL_PRIORITY_LOW, &c))
+			_exit(4);
+		/* An unknown priority is -EINVAL, not -EPERM. */
+		if (queue_create_prio(self->fd, 3, &c) != -EINVAL)
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 10)
+		SKIP(return, "capset() failed");
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_F(queue, ids_and_syncobjs_are_unique)
@@ -236,8 +343,11 @@ TEST_F(queue, max_queues_module_param)
 	EXPECT_EQ(0, queue_destroy(self->fd, q[2], 0));
 	EXPECT_EQ(0, queue_create(self->fd, 0, &c));
 
-	ASSERT_EQ(0, mxt_param_write("max_queues", 0));
-	EXPECT_EQ(-EBUSY, queue_create(self->fd, 0, &c));
+	/* 0 would leave no queue at all: the parameter refuses it. */
+	EXPECT_EQ(-EINVAL, mxt_param_write("max_queues", 0));
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_MAX_QUEUES,
+				   &v));
+	EXPECT_EQ(1, v);
 }
 
 TEST_F(queue, seqnos_and_timeline)
@@ -342,8 +452,10 @@ TEST_F(queue, job_wait_args)
 }
 
 /*
- * Destroying a queue with jobs in it returns once they are over, and
- * every one of their timeline points signals.
+ * Destroying a queue with jobs queued in it: the ioctl does not wait for
+ * them, they are canceled or finish, and every one of their timeline
+ * points signals soon after (the timeline is waited on: JOB_WAIT of a
+ * destroyed queue is -ENOENT).
  */
 TEST_F(queue, destroy_with_jobs)
 {
@@ -357,11 +469,16 @@ TEST_F(queue, destroy_with_jobs)
 	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo));
 	mxt_ones_gemm(&op, &bo);
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, mxt_submit(self->fd, q, &op, 1, &seqno));
+		ASSERT_EQ(0, mxt_submit_flags(self->fd, q, &op, 1,
+					      DRM_MXACCEL_SUBMIT_NO_INLINE,
+					      &seqno));
 	ASSERT_EQ(0, queue_destroy(self->fd, q, 0));
+	EXPECT_EQ(-ENOENT, mxt_job_wait(self->fd, q, seqno, 0, NULL));
 	EXPECT_EQ(0, mxt_syncobj_timeline_wait(self->fd, s, seqno,
-					       mxt_deadline_ms(1000), 0));
-	EXPECT_EQ(0, mxt_bo_wait(self->fd, bo.handle, mxt_deadline_ms(1000)));
+					       mxt_deadline_ms(mxt_scaled_ms(5000)),
+					       0));
+	EXPECT_EQ(0, mxt_bo_wait(self->fd, bo.handle,
+				 mxt_deadline_ms(mxt_scaled_ms(5000))));
 	/* The buffer object is fine and usable on another queue. */
 	memset(mxt_bo_at(&bo, MXT_ONES_C), 0, 4096);
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q, NULL));

@@ -129,7 +129,9 @@ TEST_F(submit, base_ops_accepted)
 
 TEST_F(submit, flags)
 {
-	static const __u32 bad[] = { 1, 2, 0x80000000u, 0xffffffffu };
+	/* Bits 0 (WAIT) and 1 (NO_INLINE) are defined; the rest are not. */
+	static const __u32 bad[] = { 4, 8, 0x80000000u, 0xfffffffcu,
+				     0xffffffffu };
 	struct drm_mxaccel_submit args;
 	unsigned int i;
 
