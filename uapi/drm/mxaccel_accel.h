@@ -23,7 +23,14 @@
 extern "C" {
 #endif
 
-#define DRM_MXACCEL_UAPI_VERSION	1
+#define DRM_MXACCEL_UAPI_VERSION	2
+
+/*
+ * Largest element size accepted for growable arrays (SUBMIT's op_size and
+ * sync_size): a larger one fails with -E2BIG, so that one ioctl cannot make
+ * the driver scan gigabytes of user memory for non-zero bytes.
+ */
+#define DRM_MXACCEL_MAX_ELEM_SIZE	4096
 
 #define DRM_MXACCEL_GET_PARAM		0x00
 #define DRM_MXACCEL_BO_CREATE		0x01
@@ -71,12 +78,26 @@ extern "C" {
  * @DRM_MXACCEL_PARAM_SCALE_MODE_MASK: bit (1 << m) for each supported
  *	enum drm_mxaccel_scale_mode m.
  * @DRM_MXACCEL_PARAM_MAX_QUEUES: queues one file may hold.
+ *	QUEUE_CREATE beyond it fails with -EBUSY.
  * @DRM_MXACCEL_PARAM_MAX_OPS: ops one SUBMIT may carry.
  * @DRM_MXACCEL_PARAM_MAX_DIM: largest M, N or K of an op.
  * @DRM_MXACCEL_PARAM_MAX_BO_SIZE: largest buffer object, in bytes.
  * @DRM_MXACCEL_PARAM_JOB_TIMEOUT_MS: a job running longer fails with
  *	-ETIMEDOUT and marks its queue guilty.
  * @DRM_MXACCEL_PARAM_OP_SIZE: sizeof(struct drm_mxaccel_op) in the driver.
+ * @DRM_MXACCEL_PARAM_RINGS: engine rings of the device.  Each ring runs
+ *	one job at a time; queues are spread over the rings when created.
+ * @DRM_MXACCEL_PARAM_QUEUE_DEPTH: jobs one queue may have submitted and
+ *	not yet finished; SUBMIT beyond it fails with -EBUSY.
+ * @DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES: queues that may exist on the
+ *	device at once, over all files (destroyed queues count until their
+ *	last job has finished); QUEUE_CREATE beyond it fails with -EBUSY.
+ * @DRM_MXACCEL_PARAM_STATUS_WINDOW: JOB_WAIT reports the status of a
+ *	queue's last STATUS_WINDOW jobs; an older seqno fails with -ENODATA.
+ * @DRM_MXACCEL_PARAM_INLINE_MAX_WORK: jobs of at most this many block
+ *	operations (GEMM: M * N * K / 32 block dot products; QUANTIZE:
+ *	M * K / 32 blocks) may run in the submitting thread when nothing
+ *	delays them (see &drm_mxaccel_submit); 0 when the device never does.
  */
 enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_UAPI_VERSION = 0,
@@ -90,6 +111,11 @@ enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_MAX_BO_SIZE = 8,
 	DRM_MXACCEL_PARAM_JOB_TIMEOUT_MS = 9,
 	DRM_MXACCEL_PARAM_OP_SIZE = 10,
+	DRM_MXACCEL_PARAM_RINGS = 11,
+	DRM_MXACCEL_PARAM_QUEUE_DEPTH = 12,
+	DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES = 13,
+	DRM_MXACCEL_PARAM_STATUS_WINDOW = 14,
+	DRM_MXACCEL_PARAM_INLINE_MAX_WORK = 15,
 };
 
 /**
@@ -214,27 +240,49 @@ struct drm_mxaccel_bo_wait {
 };
 
 /**
+ * enum drm_mxaccel_queue_priority - scheduling priority of a queue
+ *
+ * @DRM_MXACCEL_PRIORITY_NORMAL: the default.
+ * @DRM_MXACCEL_PRIORITY_LOW: runs when no normal or high queue of its
+ *	ring has a job ready.
+ * @DRM_MXACCEL_PRIORITY_HIGH: runs before normal and low queues of its
+ *	ring; needs CAP_SYS_NICE (-EPERM otherwise).
+ */
+enum drm_mxaccel_queue_priority {
+	DRM_MXACCEL_PRIORITY_NORMAL = 0,
+	DRM_MXACCEL_PRIORITY_LOW = 1,
+	DRM_MXACCEL_PRIORITY_HIGH = 2,
+};
+
+/**
  * struct drm_mxaccel_queue_create - create a job queue
  * @flags: Input: must be zero.
- * @queue_id: Output: queue id, private to this file and never reused by
- *	it.  -EBUSY if the file holds DRM_MXACCEL_PARAM_MAX_QUEUES queues.
+ * @queue_id: Output: queue id, private to this file.  Ids are handed out
+ *	cyclically from 1: an id is not reused until 2^32 - 1 further queues
+ *	of the file have been created.  -EBUSY if the file holds
+ *	DRM_MXACCEL_PARAM_MAX_QUEUES queues or the device
+ *	DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES.
  * @syncobj: Output: handle of the queue's timeline syncobj; point N
  *	signals when the queue's job N (the seqno SUBMIT returned) is done.
  *	It belongs to the file; destroying the queue does not destroy it.
- * @pad: Input: must be zero.
+ * @priority: Input: an enum drm_mxaccel_queue_priority (-EINVAL if
+ *	unknown).  Old callers that left it zero (it was padding in version
+ *	1) get DRM_MXACCEL_PRIORITY_NORMAL.
  */
 struct drm_mxaccel_queue_create {
 	__u32 flags;
 	__u32 queue_id;
 	__u32 syncobj;
-	__u32 pad;
+	__u32 priority;
 };
 
 /**
  * struct drm_mxaccel_queue_destroy - destroy a queue
  * @queue_id: Input: queue id (-ENOENT if unknown).  Jobs of the queue
  *	still queued or running are canceled: they finish with -ECANCELED
- *	(a running job stops at its next row).
+ *	(a running job stops within a few microseconds of engine work).
+ *	The ioctl does not wait for that: the queue's fences signal when
+ *	its jobs have stopped.
  * @pad: Input: must be zero.
  */
 struct drm_mxaccel_queue_destroy {
@@ -339,33 +387,66 @@ struct drm_mxaccel_sync {
 	__u64 point;
 };
 
+/* SUBMIT flags */
+/* Wait for the job in the same ioctl, until @wait_timeout_ns. */
+#define DRM_MXACCEL_SUBMIT_WAIT		(1u << 0)
+/* Never run the job in the submitting thread (see below). */
+#define DRM_MXACCEL_SUBMIT_NO_INLINE	(1u << 1)
+
+/* SUBMIT out_flags */
+/* The job is done; @status holds its status. */
+#define DRM_MXACCEL_SUBMIT_OUT_DONE	(1u << 0)
+/* The job ran in the submitting thread. */
+#define DRM_MXACCEL_SUBMIT_OUT_INLINE	(1u << 1)
+
 /**
  * struct drm_mxaccel_submit - queue a job of one or more operations
  * @queue_id: Input: queue (-ENOENT if unknown).
- * @flags: Input: must be zero.
+ * @flags: Input: DRM_MXACCEL_SUBMIT_* flags; unknown bits: -EINVAL.
  * @ops: Input: user pointer to @op_count operations, @op_size bytes apart.
  * @op_count: Input: 1..DRM_MXACCEL_PARAM_MAX_OPS (else -EINVAL / -E2BIG).
  * @op_size: Input: sizeof(struct drm_mxaccel_op) as the caller knows it.
- *	Smaller than the first version's struct: -EINVAL; larger: bytes
- *	past what the driver knows must be zero (-E2BIG otherwise).
+ *	Smaller than the first version's struct: -EINVAL; larger than
+ *	DRM_MXACCEL_MAX_ELEM_SIZE: -E2BIG; bytes past what the driver knows
+ *	must be zero (-E2BIG otherwise).
  * @in_syncs: Input: user pointer to @in_sync_count struct drm_mxaccel_sync
  *	the job waits for (from any queue or device).  Each point must have
  *	a fence already (-EINVAL otherwise: there is no wait-for-submit);
- *	-ENOENT for an unknown syncobj.
+ *	-ENOENT for an unknown syncobj.  A job whose dependency (explicit,
+ *	or implicit through a buffer object it uses) failed does not run:
+ *	it fails with -ECANCELED.
  * @in_sync_count: Input: at most 64 (-E2BIG).
  * @sync_size: Input: sizeof(struct drm_mxaccel_sync) as the caller knows
  *	it; ignored when @in_sync_count is 0.  Smaller than the first
- *	version's struct: -EINVAL; bytes past what the driver knows must be
- *	zero (-E2BIG).
+ *	version's struct: -EINVAL; larger than DRM_MXACCEL_MAX_ELEM_SIZE:
+ *	-E2BIG; bytes past what the driver knows must be zero (-E2BIG).
  * @out_sync: Input: an extra syncobj point to signal on completion;
- *	handle 0 for none.
+ *	handle 0 for none (then point must be 0 too: -EINVAL).
  * @seqno: Output: the job's sequence number on this queue; the queue's
  *	timeline syncobj signals point @seqno when the job is done.
  * @reserved: must be zero.
+ * @wait_timeout_ns: Input: with DRM_MXACCEL_SUBMIT_WAIT, an absolute
+ *	CLOCK_MONOTONIC deadline for the wait (0 does not wait); must be 0
+ *	without it (-EINVAL).
+ * @status: Output: with DRM_MXACCEL_SUBMIT_OUT_DONE, the job's status as
+ *	DRM_IOCTL_MXACCEL_JOB_WAIT reports it; else 0.
+ * @out_flags: Output: DRM_MXACCEL_SUBMIT_OUT_* flags.
  *
  * All operations are validated before anything is queued; on error nothing
- * is queued.  Operations of one job run in order.  A queue that had a job
- * time out is guilty: its later jobs fail with -ECANCELED.
+ * is queued.  Operations of one job run in order, and the jobs of a queue
+ * run and finish in submission order.  A queue that had a job time out is
+ * guilty: its later jobs fail with -ECANCELED.  -EBUSY: the queue has
+ * DRM_MXACCEL_PARAM_QUEUE_DEPTH jobs unfinished.
+ *
+ * A small job (DRM_MXACCEL_PARAM_INLINE_MAX_WORK) whose queue is idle and
+ * whose dependencies have all signalled may run in the submitting thread,
+ * before SUBMIT returns (DRM_MXACCEL_SUBMIT_OUT_INLINE); it is published
+ * on the timeline, @out_sync and the buffer objects' reservations like any
+ * other job.  With DRM_MXACCEL_SUBMIT_WAIT, SUBMIT waits for the job once
+ * it is queued: the ioctl succeeds whether or not the job finished by the
+ * deadline or a signal came first (then DRM_MXACCEL_SUBMIT_OUT_DONE is
+ * clear and DRM_IOCTL_MXACCEL_JOB_WAIT can wait for @seqno): a queued job
+ * is never queued twice by a restarted ioctl.
  */
 struct drm_mxaccel_submit {
 	__u32 queue_id;
@@ -379,19 +460,24 @@ struct drm_mxaccel_submit {
 	struct drm_mxaccel_sync out_sync;
 	__u64 seqno;
 	__u64 reserved;
+	__s64 wait_timeout_ns;
+	__s32 status;
+	__u32 out_flags;
 };
 
 /**
  * struct drm_mxaccel_job_wait - wait for a job and read its status
  * @queue_id: Input: queue (-ENOENT if unknown).
  * @flags: Input: must be zero.
- * @seqno: Input: sequence number from SUBMIT (-EINVAL if never issued).
+ * @seqno: Input: sequence number from SUBMIT (-EINVAL if never issued,
+ *	-ENODATA if older than the queue's last
+ *	DRM_MXACCEL_PARAM_STATUS_WINDOW jobs).
  * @timeout_ns: Input: absolute CLOCK_MONOTONIC deadline; 0 polls.  The
  *	ioctl fails with -ETIMEDOUT if the job is still running then.
  * @status: Output: 0 if the job succeeded, else its negative errno
  *	(-ETIMEDOUT: it ran past the job timeout and was stopped;
- *	-ECANCELED: its queue was guilty or destroyed, or it timed out
- *	before it started; -ENOMEM: the engine had no memory for it).
+ *	-ECANCELED: its queue was guilty or destroyed, or a job it
+ *	depended on failed).
  * @pad: Input: must be zero.
  */
 struct drm_mxaccel_job_wait {
