@@ -78,18 +78,16 @@ int probe(struct drm_sched_job *j, struct drm_sched_entity *e)
 }
 C
 
-probe SCHED_START_BOOL drm/gpu_scheduler.h <<'C'
-_Static_assert(__builtin_types_compatible_p(typeof(&drm_sched_start),
-	       void (*)(struct drm_gpu_scheduler *, bool)), "bool");
+probe SCHED_PRIORITY_LOW drm/gpu_scheduler.h <<'C'
+enum drm_sched_priority probe_prio = DRM_SCHED_PRIORITY_LOW;
 C
 
-probe SCHED_START_ERRNO drm/gpu_scheduler.h <<'C'
-_Static_assert(__builtin_types_compatible_p(typeof(&drm_sched_start),
-	       void (*)(struct drm_gpu_scheduler *, int)), "errno");
-C
-
-probe SCHED_STAT_RESET drm/gpu_scheduler.h <<'C'
-enum drm_gpu_sched_stat probe_stat = DRM_GPU_SCHED_STAT_RESET;
+probe DMA_BUF_VMAP_UNLOCKED linux/dma-buf.h <<'C'
+int probe(struct dma_buf *b, struct iosys_map *map);
+int probe(struct dma_buf *b, struct iosys_map *map)
+{
+	return dma_buf_vmap_unlocked(b, map);
+}
 C
 
 probe DRM_ACCEL drm/drm_file.h drm/drm_ioctl.h drm/drm_gem.h drm/drm_accel.h <<'C'

@@ -7,6 +7,7 @@
 #ifndef MXACCEL_COMPAT_H
 #define MXACCEL_COMPAT_H
 
+#include <linux/dma-buf.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/gpu_scheduler.h>
@@ -30,11 +31,14 @@
 #define MXACCEL_DRIVER_DATE
 #endif
 
+/*
+ * A ring's scheduler: one job at a time, and no scheduler timeout (the
+ * rings time jobs out themselves, per queue).  name is kept, not copied.
+ */
 static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 				     const struct drm_sched_backend_ops *ops,
 				     struct workqueue_struct *timeout_wq,
-				     long timeout, const char *name,
-				     struct device *dev)
+				     const char *name, struct device *dev)
 {
 #if defined(MXACCEL_HAVE_SCHED_INIT_ARGS)
 	const struct drm_sched_init_args args = {
@@ -44,7 +48,7 @@ static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 #endif
 		.credit_limit = 1,
-		.timeout = timeout,
+		.timeout = MAX_SCHEDULE_TIMEOUT,
 		.name = name,
 		.dev = dev,
 	};
@@ -52,7 +56,8 @@ static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 	return drm_sched_init(sched, &args);
 #elif defined(MXACCEL_HAVE_SCHED_INIT_11)
 	return drm_sched_init(sched, ops, NULL, DRM_SCHED_PRIORITY_COUNT, 1, 0,
-			      timeout, timeout_wq, NULL, name, dev);
+			      MAX_SCHEDULE_TIMEOUT, timeout_wq, NULL, name,
+			      dev);
 #else
 #error "unsupported drm_sched_init(): extend driver/conftest.sh"
 #endif
@@ -71,23 +76,32 @@ static inline int mxaccel_sched_job_init(struct drm_sched_job *job,
 #endif
 }
 
-/* Restart a stopped scheduler, re-arming the callbacks of pending jobs. */
-static inline void mxaccel_sched_start(struct drm_gpu_scheduler *sched)
-{
-#if defined(MXACCEL_HAVE_SCHED_START_BOOL)
-	drm_sched_start(sched, true);
-#elif defined(MXACCEL_HAVE_SCHED_START_ERRNO)
-	drm_sched_start(sched, 0);
+/* The lowest user priority: LOW since 6.8's inversion, MIN before. */
+#if defined(MXACCEL_HAVE_SCHED_PRIORITY_LOW)
+#define MXACCEL_SCHED_PRIORITY_LOW	DRM_SCHED_PRIORITY_LOW
 #else
-	drm_sched_start(sched);
+#define MXACCEL_SCHED_PRIORITY_LOW	DRM_SCHED_PRIORITY_MIN
+#endif
+
+static inline int mxaccel_dma_buf_vmap(struct dma_buf *dmabuf,
+				       struct iosys_map *map)
+{
+#if defined(MXACCEL_HAVE_DMA_BUF_VMAP_UNLOCKED)
+	return dma_buf_vmap_unlocked(dmabuf, map);
+#else
+	return dma_buf_vmap(dmabuf, map);
 #endif
 }
 
-#if defined(MXACCEL_HAVE_SCHED_STAT_RESET)
-#define MXACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
+static inline void mxaccel_dma_buf_vunmap(struct dma_buf *dmabuf,
+					  struct iosys_map *map)
+{
+#if defined(MXACCEL_HAVE_DMA_BUF_VMAP_UNLOCKED)
+	dma_buf_vunmap_unlocked(dmabuf, map);
 #else
-#define MXACCEL_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
+	dma_buf_vunmap(dmabuf, map);
 #endif
+}
 
 static inline int mxaccel_gem_vmap(struct drm_gem_object *obj,
 				   struct iosys_map *map)

@@ -8,17 +8,21 @@
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
 
 #include "mxaccel_compat.h"
+#include "mxaccel_debugfs.h"
 #include "mxaccel_drv.h"
 #include "mxaccel_engine.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
 #include "mxaccel_queue.h"
+#include "mxaccel_ring.h"
 #include "mxaccel_submit.h"
 
 /*
@@ -30,6 +34,7 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 {
 	struct mxaccel_device *mdev = to_mxaccel(drm);
 	const struct mxaccel_engine_ops *ops = mdev->engine->ops;
+	const struct mxaccel_engine_limits *lim = &mdev->engine->limits;
 	struct drm_mxaccel_get_param *args = data;
 
 	if (args->pad)
@@ -43,13 +48,13 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = ops->kind;
 		break;
 	case DRM_MXACCEL_PARAM_ELEM_MASK:
-		args->value = ops->elem_mask;
+		args->value = lim->elem_mask;
 		break;
 	case DRM_MXACCEL_PARAM_OP_MASK:
-		args->value = ops->op_mask;
+		args->value = lim->op_mask;
 		break;
 	case DRM_MXACCEL_PARAM_SCALE_MODE_MASK:
-		args->value = ops->mode_mask;
+		args->value = lim->mode_mask;
 		break;
 	case DRM_MXACCEL_PARAM_MAX_QUEUES:
 		args->value = mxaccel_max_queues;
@@ -58,16 +63,31 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = MXACCEL_MAX_OPS;
 		break;
 	case DRM_MXACCEL_PARAM_MAX_DIM:
-		args->value = MXACCEL_MAX_DIM;
+		args->value = lim->max_dim;
 		break;
 	case DRM_MXACCEL_PARAM_MAX_BO_SIZE:
-		args->value = MXACCEL_MAX_BO_SIZE;
+		args->value = lim->max_bo_size;
 		break;
 	case DRM_MXACCEL_PARAM_JOB_TIMEOUT_MS:
 		args->value = mxaccel_job_timeout_ms;
 		break;
 	case DRM_MXACCEL_PARAM_OP_SIZE:
 		args->value = sizeof(struct drm_mxaccel_op);
+		break;
+	case DRM_MXACCEL_PARAM_RINGS:
+		args->value = mdev->n_rings;
+		break;
+	case DRM_MXACCEL_PARAM_QUEUE_DEPTH:
+		args->value = mxaccel_queue_depth;
+		break;
+	case DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES:
+		args->value = mxaccel_max_device_queues;
+		break;
+	case DRM_MXACCEL_PARAM_STATUS_WINDOW:
+		args->value = MXACCEL_STATUS_WINDOW;
+		break;
+	case DRM_MXACCEL_PARAM_INLINE_MAX_WORK:
+		args->value = ops->run_inline ? mxaccel_inline_max_work : 0;
 		break;
 	default:
 		return mxaccel_inval(drm, -EINVAL,
@@ -81,11 +101,12 @@ static int mxaccel_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct mxaccel_file *mfile;
 
-	mfile = kzalloc(sizeof(*mfile), GFP_KERNEL);
+	mfile = kzalloc(sizeof(*mfile), GFP_KERNEL_ACCOUNT);
 	if (!mfile)
 		return -ENOMEM;
 	mfile->mdev = to_mxaccel(drm);
 	mfile->file = file;
+	mfile->client_id = atomic64_inc_return(&mfile->mdev->next_client);
 	xa_init_flags(&mfile->queues, XA_FLAGS_ALLOC1);
 	mutex_init(&mfile->lock);
 	file->driver_priv = mfile;
@@ -165,18 +186,43 @@ static struct mxaccel_device *mxaccel_device_create(unsigned int index)
 		ret = PTR_ERR(mdev);
 		goto err_release;
 	}
-	mdev->engine = mxaccel_soft_engine_create(mdev);
+	mdev->index = index;
+	mutex_init(&mdev->queues_lock);
+	INIT_LIST_HEAD(&mdev->queues);
+	/*
+	 * Timeouts stop jobs, so they are on the fence-signalling path; queue
+	 * teardown must not wait behind them (or anything else) either.
+	 */
+	mdev->timeout_wq = alloc_ordered_workqueue("mxaccel%u-timeout",
+						   WQ_MEM_RECLAIM, index);
+	mdev->release_wq = alloc_workqueue("mxaccel%u-release", 0, 0, index);
+	if (!mdev->timeout_wq || !mdev->release_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
+	mdev->engine = mxaccel_soft_engine_create(mdev, mxaccel_rings);
 	if (IS_ERR(mdev->engine)) {
 		ret = PTR_ERR(mdev->engine);
-		goto err_release;
+		goto err_wq;
 	}
-	ret = drm_dev_register(&mdev->drm, 0);
+	ret = mxaccel_rings_init(mdev);
 	if (ret)
 		goto err_engine;
+	ret = drm_dev_register(&mdev->drm, 0);
+	if (ret)
+		goto err_rings;
+	mxaccel_debugfs_init(mdev);
 	return mdev;
 
+err_rings:
+	mxaccel_rings_fini(mdev);
 err_engine:
 	mdev->engine->ops->destroy(mdev->engine);
+err_wq:
+	if (mdev->release_wq)
+		destroy_workqueue(mdev->release_wq);
+	if (mdev->timeout_wq)
+		destroy_workqueue(mdev->timeout_wq);
 err_release:
 	devres_release_group(&pdev->dev, NULL);
 err_unregister:
@@ -190,8 +236,17 @@ static void mxaccel_device_destroy(unsigned int index)
 	struct mxaccel_device *mdev = mxaccel_mdevs[index];
 	struct platform_device *pdev = mxaccel_pdevs[index];
 
+	mxaccel_debugfs_fini(mdev);
 	drm_dev_unplug(&mdev->drm);
+	/*
+	 * No file is open and no fence of ours is left (they hold module
+	 * references), but the last queues may still be being torn down.
+	 */
+	destroy_workqueue(mdev->release_wq);
+	mxaccel_rings_fini(mdev);
 	mdev->engine->ops->destroy(mdev->engine);
+	destroy_workqueue(mdev->timeout_wq);
+	mutex_destroy(&mdev->queues_lock);
 	devres_release_group(&pdev->dev, NULL);
 	platform_device_unregister(pdev);
 	mxaccel_mdevs[index] = NULL;
@@ -211,16 +266,12 @@ static int __init mxaccel_init(void)
 {
 	unsigned int i;
 
-	if (!mxaccel_num_devices || mxaccel_num_devices > MXACCEL_MAX_DEVICES) {
-		pr_err("mxaccel: num_devices=%u, must be 1..%u\n",
-		       mxaccel_num_devices, MXACCEL_MAX_DEVICES);
-		return -EINVAL;
-	}
 	for (i = 0; i < mxaccel_num_devices; i++) {
 		struct mxaccel_device *mdev = mxaccel_device_create(i);
 
 		if (IS_ERR(mdev)) {
 			mxaccel_destroy_all();
+			mxaccel_debugfs_module_fini();
 			return PTR_ERR(mdev);
 		}
 		mxaccel_mdevs[i] = mdev;
@@ -231,6 +282,9 @@ static int __init mxaccel_init(void)
 static void __exit mxaccel_exit(void)
 {
 	mxaccel_destroy_all();
+	mxaccel_debugfs_module_fini();
+	/* Fence releases run under RCU (mxaccel_fence.c): let them finish. */
+	rcu_barrier();
 }
 
 module_init(mxaccel_init);
@@ -238,3 +292,5 @@ module_exit(mxaccel_exit);
 
 MODULE_DESCRIPTION("OCP Microscaling (MX) accelerator with an exact software engine");
 MODULE_LICENSE("GPL");
+/* dma_buf_vmap() of imported buffers (mxaccel_gem.c). */
+MODULE_IMPORT_NS(DMA_BUF);

@@ -6,20 +6,41 @@
 #ifndef MXACCEL_DRV_H
 #define MXACCEL_DRV_H
 
-#include <linux/platform_device.h>
+#include <linux/atomic.h>
+#include <linux/mutex.h>
 #include <linux/xarray.h>
 #include <drm/drm_device.h>
 #include <drm/drm_print.h>
 
 #include "mxaccel_accel.h"
 
+struct dentry;
 struct mxaccel_engine;
+struct mxaccel_ring;
+struct workqueue_struct;
 
 struct mxaccel_device {
 	struct drm_device drm;
+	unsigned int index;
 	struct mxaccel_engine *engine;
-	/* Monotonic id for queue names and scheduler debug output. */
-	atomic_t next_queue;
+	/*
+	 * The rings own the schedulers and their names: both outlive every
+	 * fence of the device, because every fence holds a module reference
+	 * (mxaccel_fence.c) and rings go only with the device at unload.
+	 */
+	struct mxaccel_ring *rings;
+	unsigned int n_rings;
+	/* Scheduler timeouts; a queue's last reference is dropped here. */
+	struct workqueue_struct *timeout_wq;
+	struct workqueue_struct *release_wq;
+	/* Queues alive on the device, destroyed ones included until freed. */
+	atomic_t n_queues;
+	/* Every queue of the device, for debugfs. */
+	struct mutex queues_lock;
+	struct list_head queues;
+	atomic_t next_queue;		/* names in debugfs and the log */
+	atomic64_t next_client;		/* fdinfo client ids (old kernels) */
+	struct dentry *debugfs;
 };
 
 static inline struct mxaccel_device *to_mxaccel(struct drm_device *drm)
@@ -30,10 +51,13 @@ static inline struct mxaccel_device *to_mxaccel(struct drm_device *drm)
 struct mxaccel_file {
 	struct mxaccel_device *mdev;
 	struct drm_file *file;
+	u64 client_id;
 	struct xarray queues;		/* queue id -> struct mxaccel_queue */
-	u32 next_queue_id;		/* ids are never reused */
+	u32 next_queue_id;		/* for xa_alloc_cyclic() */
 	struct mutex lock;		/* serialises queue create/destroy */
 	unsigned int n_queues;
+	/* Engine time of this file's finished jobs per ring, for fdinfo. */
+	atomic64_t *busy_ns;
 };
 
 /* The debug mask module parameter gates user-mistake messages. */
@@ -45,7 +69,7 @@ extern unsigned int mxaccel_debug;
 #define mxaccel_dbg(drm, mask, fmt, ...)				\
 	do {								\
 		if (mxaccel_debug & (mask))				\
-			drm_info(drm, fmt, ##__VA_ARGS__);		\
+			dev_info_ratelimited((drm)->dev, fmt, ##__VA_ARGS__); \
 	} while (0)
 
 /* A rejected ioctl argument: logged only with the ioctl debug bit. */

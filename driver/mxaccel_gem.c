@@ -2,28 +2,127 @@
 /*
  * Buffer objects: shmem-backed GEM objects, created, described and waited
  * on through the ioctls below and mapped by user space through the DRM
- * file's mmap.
+ * file's mmap; the engine maps each once, when it first uses it, and
+ * keeps the mapping until the object is freed (no map and unmap per job).
  */
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/ktime.h>
+#include <linux/slab.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_prime.h>
 
+#include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
+#include "mxaccel_engine.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
+
+/*
+ * The shmem helper's object functions, but freeing through us: the
+ * engine's mapping goes before the object.
+ */
+static void mxaccel_bo_free(struct drm_gem_object *obj)
+{
+	struct mxaccel_bo *bo = to_mxaccel_bo(obj);
+	struct mxaccel_engine *engine = to_mxaccel(obj->dev)->engine;
+
+	if (bo->mapped)
+		engine->ops->bo_unmap(engine, bo);
+	mutex_destroy(&bo->map_lock);
+	drm_gem_shmem_object_free(obj);
+}
+
+static const struct drm_gem_object_funcs mxaccel_bo_funcs = {
+	.free = mxaccel_bo_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
 
 struct drm_gem_object *mxaccel_gem_create_object(struct drm_device *drm,
 						 size_t size)
 {
-	struct drm_gem_shmem_object *shmem;
+	struct mxaccel_bo *bo;
 
-	shmem = kzalloc(sizeof(*shmem), GFP_KERNEL);
-	if (!shmem)
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
 		return ERR_PTR(-ENOMEM);
+	mutex_init(&bo->map_lock);
 	/* The engine reads and writes through the CPU: keep it coherent. */
-	shmem->map_wc = false;
-	return &shmem->base;
+	bo->base.map_wc = false;
+	bo->base.base.funcs = &mxaccel_bo_funcs;
+	return &bo->base.base;
+}
+
+int mxaccel_bo_map(struct mxaccel_bo *bo)
+{
+	struct mxaccel_engine *engine = to_mxaccel(bo->base.base.dev)->engine;
+	int ret = 0;
+
+	mutex_lock(&bo->map_lock);
+	if (!bo->mapped) {
+		ret = engine->ops->bo_map(engine, bo);
+		bo->mapped = !ret;
+	}
+	mutex_unlock(&bo->map_lock);
+	return ret;
+}
+
+/*
+ * An imported dma-buf is accessed by the CPU from the fence-signalling
+ * path, where dma_buf_begin_cpu_access() must not be called (it waits on
+ * the reservation, which holds the job's own fence).  So only exporters
+ * that need no CPU access brackets are accepted, and only memory the CPU
+ * can address directly (not I/O memory: the 6.1 shmem helper would WARN
+ * on it).
+ */
+static int vmap_import(struct mxaccel_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct dma_buf *dmabuf = obj->import_attach->dmabuf;
+	struct drm_device *drm = obj->dev;
+	int ret;
+
+	if (dmabuf->ops->begin_cpu_access || dmabuf->ops->end_cpu_access)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: imported buffer (%s) needs CPU access brackets\n",
+				     dmabuf->exp_name);
+	ret = mxaccel_dma_buf_vmap(dmabuf, &bo->vmap);
+	if (ret)
+		return ret;
+	if (bo->vmap.is_iomem) {
+		mxaccel_dma_buf_vunmap(dmabuf, &bo->vmap);
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: imported buffer (%s) is I/O memory\n",
+				     dmabuf->exp_name);
+	}
+	return 0;
+}
+
+int mxaccel_bo_vmap(struct mxaccel_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+
+	if (obj->import_attach)
+		return vmap_import(bo);
+	return mxaccel_gem_vmap(obj, &bo->vmap);
+}
+
+void mxaccel_bo_vunmap(struct mxaccel_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+
+	if (obj->import_attach)
+		mxaccel_dma_buf_vunmap(obj->import_attach->dmabuf, &bo->vmap);
+	else
+		mxaccel_gem_vunmap(obj, &bo->vmap);
 }
 
 unsigned long mxaccel_timeout_to_jiffies(s64 timeout_ns)

@@ -1,14 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Buffer objects: GEM shmem objects with a CPU mapping for the engine.
+ * Buffer objects: GEM shmem objects (or imported dma-bufs), mapped for
+ * the engine once, at their first SUBMIT, and unmapped when freed.
  */
 #ifndef MXACCEL_GEM_H
 #define MXACCEL_GEM_H
 
+#include <linux/iosys-map.h>
+#include <linux/mutex.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+
+struct mxaccel_bo {
+	struct drm_gem_shmem_object base;
+	/* The engine's mapping: made once, under map_lock. */
+	struct mutex map_lock;
+	bool mapped;
+	struct iosys_map vmap;		/* CPU engines: kernel address */
+	void *engine_priv;		/* DMA engines: their mapping */
+};
+
+static inline struct mxaccel_bo *to_mxaccel_bo(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct mxaccel_bo, base.base);
+}
 
 struct drm_gem_object *mxaccel_gem_create_object(struct drm_device *drm,
 						 size_t size);
+/* Map a buffer object for its device's engine (idempotent). */
+int mxaccel_bo_map(struct mxaccel_bo *bo);
+/* CPU mapping for engines that compute with the CPU (their bo_map). */
+int mxaccel_bo_vmap(struct mxaccel_bo *bo);
+void mxaccel_bo_vunmap(struct mxaccel_bo *bo);
 
 int mxaccel_ioctl_bo_create(struct drm_device *drm, void *data,
 			    struct drm_file *file);

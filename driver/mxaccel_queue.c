@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queues.  Each queue has a scheduler of its own (so a hung job stalls only
- * its queue), one entity on it, and a timeline syncobj whose point N is
- * the finished fence of the queue's job N.  Finished jobs leave their error
- * behind for JOB_WAIT.
+ * Queues.  A queue is a scheduler entity on one of the device's rings
+ * (the least used one when it is created), with a timeline syncobj whose
+ * point N is the fence of the queue's job N and a window of the statuses
+ * of its last jobs for JOB_WAIT.
+ *
+ * Queues are reference counted and looked up without a file-wide lock, so
+ * SUBMIT and JOB_WAIT of one file run concurrently.  QUEUE_DESTROY and
+ * close mark a queue dying (its running job is stopped, its queued jobs
+ * are canceled as they reach the ring) and drop the file's reference; the
+ * queue is torn down on a workqueue once its last job is freed, so its
+ * entity is always idle by then and no job is ever killed by the
+ * scheduler behind our back.
  */
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 #include <drm/drm_file.h>
 #include <drm/drm_syncobj.h>
@@ -12,134 +23,205 @@
 #include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
 #include "mxaccel_gem.h"
-#include "mxaccel_job.h"
 #include "mxaccel_params.h"
 #include "mxaccel_queue.h"
+#include "mxaccel_ring.h"
 
-struct mxaccel_queue *mxaccel_queue_get(struct mxaccel_file *mfile, u32 id)
+struct mxaccel_queue *mxaccel_queue_lookup(struct mxaccel_file *mfile, u32 id)
 {
-	return xa_load(&mfile->queues, id);
+	struct mxaccel_queue *q;
+
+	/* The file's reference is dropped only after the erase. */
+	xa_lock(&mfile->queues);
+	q = xa_load(&mfile->queues, id);
+	if (q)
+		kref_get(&q->ref);
+	xa_unlock(&mfile->queues);
+	return q;
 }
 
-int mxaccel_queue_job_reserve(struct mxaccel_queue *q, u64 seqno)
+void mxaccel_queue_get(struct mxaccel_queue *q)
 {
-	return xa_reserve(&q->jobs, seqno, GFP_KERNEL);
+	kref_get(&q->ref);
 }
 
-void mxaccel_queue_job_unreserve(struct mxaccel_queue *q, u64 seqno)
+static void queue_release_work(struct work_struct *work)
 {
-	xa_release(&q->jobs, seqno);
+	struct mxaccel_queue *q = container_of(work, struct mxaccel_queue,
+					       release_work);
+	struct mxaccel_device *mdev = q->mdev;
+
+	/* Every job has been freed: the entity is idle. */
+	drm_sched_entity_destroy(&q->entity);
+	drm_syncobj_put(q->syncobj);
+	mutex_lock(&mdev->queues_lock);
+	list_del(&q->link);
+	mutex_unlock(&mdev->queues_lock);
+	mxaccel_ring_put(q->ring);
+	mutex_destroy(&q->submit_lock);
+	kvfree(q->slots);
+	kfree(q);
+	atomic_dec(&mdev->n_queues);
 }
 
-void mxaccel_queue_job_add(struct mxaccel_queue *q, u64 seqno,
-			   struct dma_fence *finished)
+static void queue_release(struct kref *ref)
 {
-	/* The slot is reserved: this store allocates nothing. */
-	xa_store(&q->jobs, seqno, dma_fence_get(finished), GFP_NOWAIT);
-	atomic_inc(&q->jobs_alive);
+	struct mxaccel_queue *q = container_of(ref, struct mxaccel_queue, ref);
+
+	/* The last put may come from free_job(): tear down elsewhere. */
+	queue_work(q->mdev->release_wq, &q->release_work);
 }
 
-void mxaccel_queue_job_done(struct mxaccel_queue *q, u64 seqno, int error)
+void mxaccel_queue_put(struct mxaccel_queue *q)
 {
-	u64 guilty = READ_ONCE(q->guilty_seqno);
-
-	/*
-	 * A failed job's status outlives it; successes need no entry, nor do
-	 * the cancellations after a timeout (finished_status() derives them).
-	 */
-	if (error && !(guilty && seqno > guilty && error == -ECANCELED))
-		xa_store(&q->errors, seqno, xa_mk_value(-error), GFP_KERNEL);
-	dma_fence_put(xa_erase(&q->jobs, seqno));
+	kref_put(&q->ref, queue_release);
 }
 
-void mxaccel_queue_job_put(struct mxaccel_queue *q)
+int mxaccel_queue_job_admit(struct mxaccel_queue *q)
 {
-	if (atomic_dec_and_test(&q->jobs_alive))
-		wake_up_all(&q->idle);
+	unsigned int depth = READ_ONCE(mxaccel_queue_depth);
+
+	lockdep_assert_held(&q->submit_lock);
+	if (READ_ONCE(q->in_flight) >= depth)
+		return mxaccel_inval(&q->mdev->drm, -EBUSY,
+				     "submit: queue %u holds %u unfinished jobs (queue_depth)\n",
+				     q->id, depth);
+	return 0;
 }
 
-static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile)
+void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,
+			      struct dma_fence *done)
+{
+	struct mxaccel_job_slot *slot = &q->slots[seqno % MXACCEL_STATUS_WINDOW];
+
+	lockdep_assert_held(&q->submit_lock);
+	spin_lock(&q->status_lock);
+	/* in_flight < depth < window: the slot's last job is done. */
+	slot->done = dma_fence_get(done);
+	slot->status = 0;
+	q->last_seqno = seqno;
+	q->in_flight++;
+	spin_unlock(&q->status_lock);
+}
+
+void mxaccel_queue_job_finish(struct mxaccel_queue *q, u64 seqno, int status)
+{
+	struct mxaccel_job_slot *slot = &q->slots[seqno % MXACCEL_STATUS_WINDOW];
+	struct dma_fence *done;
+
+	spin_lock(&q->status_lock);
+	done = slot->done;
+	slot->done = NULL;
+	slot->status = status;
+	q->in_flight--;
+	spin_unlock(&q->status_lock);
+	dma_fence_put(done);
+}
+
+static int to_sched_priority(u32 priority, enum drm_sched_priority *out)
+{
+	switch (priority) {
+	case DRM_MXACCEL_PRIORITY_NORMAL:
+		*out = DRM_SCHED_PRIORITY_NORMAL;
+		return 0;
+	case DRM_MXACCEL_PRIORITY_LOW:
+		*out = MXACCEL_SCHED_PRIORITY_LOW;
+		return 0;
+	case DRM_MXACCEL_PRIORITY_HIGH:
+		*out = DRM_SCHED_PRIORITY_HIGH;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
+					  enum drm_sched_priority prio,
+					  u32 priority)
 {
 	struct mxaccel_device *mdev = mfile->mdev;
 	struct drm_gpu_scheduler *sched_list[1];
 	struct mxaccel_queue *q;
 	int ret;
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
 		return ERR_PTR(-ENOMEM);
-	q->mfile = mfile;
-	snprintf(q->name, sizeof(q->name), "mxaccel-q%d",
-		 atomic_inc_return(&mdev->next_queue));
-	mutex_init(&q->submit_lock);
-	xa_init(&q->jobs);
-	xa_init(&q->errors);
-	init_waitqueue_head(&q->idle);
-
-	ret = mxaccel_sched_init(&q->sched, &mxaccel_sched_ops, NULL,
-				 msecs_to_jiffies(mxaccel_job_timeout_ms),
-				 q->name, mdev->drm.dev);
-	if (ret)
+	q->slots = kvcalloc(MXACCEL_STATUS_WINDOW, sizeof(*q->slots),
+			    GFP_KERNEL_ACCOUNT);
+	if (!q->slots) {
+		ret = -ENOMEM;
 		goto err_free;
-	sched_list[0] = &q->sched;
-	ret = drm_sched_entity_init(&q->entity, DRM_SCHED_PRIORITY_NORMAL,
-				    sched_list, 1, &q->guilty);
-	if (ret)
-		goto err_sched;
+	}
+	kref_init(&q->ref);
+	q->mdev = mdev;
+	q->serial = atomic_inc_return(&mdev->next_queue);
+	q->priority = priority;
+	q->timeout = msecs_to_jiffies(READ_ONCE(mxaccel_job_timeout_ms));
+	q->pid = task_tgid_nr(current);
+	q->inline_context = dma_fence_context_alloc(1);
+	mutex_init(&q->submit_lock);
+	spin_lock_init(&q->status_lock);
+	INIT_WORK(&q->release_work, queue_release_work);
+	INIT_LIST_HEAD(&q->link);
+
 	ret = drm_syncobj_create(&q->syncobj, 0, NULL);
 	if (ret)
-		goto err_entity;
+		goto err_free;
+	q->ring = mxaccel_ring_get(mdev);
+	sched_list[0] = &q->ring->sched;
+	ret = drm_sched_entity_init(&q->entity, prio, sched_list, 1,
+				    &q->guilty);
+	if (ret)
+		goto err_ring;
+	mutex_lock(&mdev->queues_lock);
+	list_add_tail(&q->link, &mdev->queues);
+	mutex_unlock(&mdev->queues_lock);
 	return q;
 
-err_entity:
-	drm_sched_entity_destroy(&q->entity);
-err_sched:
-	drm_sched_fini(&q->sched);
+err_ring:
+	mxaccel_ring_put(q->ring);
+	drm_syncobj_put(q->syncobj);
 err_free:
+	mutex_destroy(&q->submit_lock);
+	kvfree(q->slots);
 	kfree(q);
 	return ERR_PTR(ret);
 }
 
-/*
- * Tear a queue down with jobs possibly in flight: stop the engine working
- * on them (they finish with -ECANCELED), let the entity drain, and wait
- * until the scheduler has freed every job before it goes away.
- */
-static void queue_destroy(struct mxaccel_queue *q)
+/* Stop the queue's work: running job aborted, the rest canceled. */
+static void queue_kill(struct mxaccel_queue *q)
 {
-	struct dma_fence *last;
-
 	WRITE_ONCE(q->dying, true);
-	drm_sched_entity_destroy(&q->entity);
+	mxaccel_ring_abort_queue(q->ring, q, -ECANCELED);
+}
 
-	mutex_lock(&q->submit_lock);
-	last = q->last_fence;
-	q->last_fence = NULL;
-	mutex_unlock(&q->submit_lock);
-	if (last) {
-		dma_fence_wait(last, false);
-		dma_fence_put(last);
+/* Take one place of the device's queue limit, or -EBUSY. */
+static int reserve_device_queue(struct mxaccel_device *mdev)
+{
+	unsigned int max = READ_ONCE(mxaccel_max_device_queues);
+
+	if (atomic_inc_return(&mdev->n_queues) > max) {
+		atomic_dec(&mdev->n_queues);
+		return mxaccel_inval(&mdev->drm, -EBUSY,
+				     "queue_create: the device holds %u queues (max_device_queues)\n",
+				     max);
 	}
-	wait_event(q->idle, !atomic_read(&q->jobs_alive));
-
-	drm_sched_fini(&q->sched);
-	drm_syncobj_put(q->syncobj);
-	xa_destroy(&q->jobs);
-	xa_destroy(&q->errors);
-	mutex_destroy(&q->submit_lock);
-	kfree(q);
+	return 0;
 }
 
 /*
  * QUEUE_CREATE: a new queue and its timeline syncobj (a handle in this
- * file).  -EINVAL: flags set.  -EBUSY: the file holds max_queues queues.
- * -ENOMEM: no memory.
+ * file).  -EINVAL: flags set or unknown priority.  -EPERM: high priority
+ * without CAP_SYS_NICE.  -EBUSY: the file holds max_queues queues or the
+ * device max_device_queues.  -ENOMEM: no memory.
  */
 int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			       struct drm_file *file)
 {
 	struct mxaccel_file *mfile = file->driver_priv;
+	struct mxaccel_device *mdev = mfile->mdev;
 	struct drm_mxaccel_queue_create *args = data;
+	enum drm_sched_priority prio;
 	struct mxaccel_queue *q;
 	u32 id, handle;
 	int ret;
@@ -148,31 +230,40 @@ int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 		return mxaccel_inval(drm, -EINVAL,
 				     "queue_create: unknown flags 0x%x\n",
 				     args->flags);
-	if (args->pad)
+	if (to_sched_priority(args->priority, &prio))
 		return mxaccel_inval(drm, -EINVAL,
-				     "queue_create: pad is not zero\n");
+				     "queue_create: priority %u (0..2)\n",
+				     args->priority);
+	if (args->priority == DRM_MXACCEL_PRIORITY_HIGH &&
+	    !capable(CAP_SYS_NICE))
+		return mxaccel_inval(drm, -EPERM,
+				     "queue_create: high priority needs CAP_SYS_NICE\n");
 
 	mutex_lock(&mfile->lock);
-	if (mfile->n_queues >= mxaccel_max_queues) {
+	if (mfile->n_queues >= READ_ONCE(mxaccel_max_queues)) {
 		ret = mxaccel_inval(drm, -EBUSY,
 				    "queue_create: file holds %u queues (max_queues)\n",
 				    mfile->n_queues);
 		goto out_unlock;
 	}
-	q = queue_create(mfile);
+	ret = reserve_device_queue(mdev);
+	if (ret)
+		goto out_unlock;
+	q = queue_create(mfile, prio, args->priority);
 	if (IS_ERR(q)) {
+		atomic_dec(&mdev->n_queues);
 		ret = PTR_ERR(q);
 		goto out_unlock;
 	}
 	/* The handle is created last: a syncobj handle cannot be taken back. */
 	ret = xa_alloc_cyclic(&mfile->queues, &id, q, xa_limit_32b,
-			      &mfile->next_queue_id, GFP_KERNEL);
+			      &mfile->next_queue_id, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		goto err_destroy;
+		goto err_put;
+	q->id = id;
 	ret = drm_syncobj_get_handle(file, q->syncobj, &handle);
 	if (ret)
 		goto err_erase;
-	q->id = id;
 	mfile->n_queues++;
 	args->queue_id = id;
 	args->syncobj = handle;
@@ -181,16 +272,17 @@ int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 
 err_erase:
 	xa_erase(&mfile->queues, id);
-err_destroy:
-	queue_destroy(q);
+err_put:
+	mxaccel_queue_put(q);
 out_unlock:
 	mutex_unlock(&mfile->lock);
 	return ret;
 }
 
 /*
- * QUEUE_DESTROY: destroy a queue; its jobs still in flight are canceled.
- * The syncobj handle stays valid.  -EINVAL: pad set.  -ENOENT: no queue.
+ * QUEUE_DESTROY: destroy a queue; its jobs still in flight are canceled
+ * (asynchronously: the ioctl does not wait for them).  The syncobj handle
+ * stays valid.  -EINVAL: pad set.  -ENOENT: no queue.
  */
 int mxaccel_ioctl_queue_destroy(struct drm_device *drm, void *data,
 				struct drm_file *file)
@@ -211,7 +303,8 @@ int mxaccel_ioctl_queue_destroy(struct drm_device *drm, void *data,
 		return mxaccel_inval(drm, -ENOENT,
 				     "queue_destroy: no queue %u\n",
 				     args->queue_id);
-	queue_destroy(q);
+	queue_kill(q);
+	mxaccel_queue_put(q);
 	return 0;
 }
 
@@ -220,43 +313,30 @@ void mxaccel_queue_destroy_all(struct mxaccel_file *mfile)
 	struct mxaccel_queue *q;
 	unsigned long id;
 
-	/*
-	 * Stop every queue's jobs before tearing any down: a queue's entity
-	 * cannot drain while its jobs wait on another queue's running job.
-	 */
-	xa_for_each(&mfile->queues, id, q)
-		WRITE_ONCE(q->dying, true);
 	xa_for_each(&mfile->queues, id, q) {
 		xa_erase(&mfile->queues, id);
-		queue_destroy(q);
+		queue_kill(q);
+		mxaccel_queue_put(q);
 	}
 	mfile->n_queues = 0;
 }
 
-/* Status of a job that has been freed: its recorded error, or success. */
-static int finished_status(struct mxaccel_queue *q, u64 seqno)
-{
-	void *e = xa_load(&q->errors, seqno);
-	u64 guilty = READ_ONCE(q->guilty_seqno);
-
-	if (e)
-		return -(int)xa_to_value(e);
-	return guilty && seqno > guilty ? -ECANCELED : 0;
-}
-
 /*
  * JOB_WAIT: wait for job seqno of a queue and report its status.
- * -EINVAL: flags or pad set, or seqno never issued.  -ENOENT: no queue.
- * -ETIMEDOUT: still running at the deadline.  -ERESTARTSYS: interrupted.
+ * -EINVAL: flags or pad set, or seqno never issued.  -ENODATA: seqno is
+ * older than the status window.  -ENOENT: no queue.  -ETIMEDOUT: still
+ * running at the deadline.  -ERESTARTSYS: interrupted (restarted).
  */
 int mxaccel_ioctl_job_wait(struct drm_device *drm, void *data,
 			   struct drm_file *file)
 {
 	struct mxaccel_file *mfile = file->driver_priv;
 	struct drm_mxaccel_job_wait *args = data;
+	struct mxaccel_job_slot *slot;
 	struct mxaccel_queue *q;
 	struct dma_fence *fence;
-	long ret;
+	int status, ret = 0;
+	long left;
 
 	if (args->flags)
 		return mxaccel_inval(drm, -EINVAL,
@@ -265,41 +345,40 @@ int mxaccel_ioctl_job_wait(struct drm_device *drm, void *data,
 	if (args->pad)
 		return mxaccel_inval(drm, -EINVAL, "job_wait: pad is not zero\n");
 
-	mutex_lock(&mfile->lock);
-	q = mxaccel_queue_get(mfile, args->queue_id);
-	if (!q) {
-		mutex_unlock(&mfile->lock);
+	q = mxaccel_queue_lookup(mfile, args->queue_id);
+	if (!q)
 		return mxaccel_inval(drm, -ENOENT, "job_wait: no queue %u\n",
 				     args->queue_id);
-	}
-	mutex_lock(&q->submit_lock);
+	spin_lock(&q->status_lock);
 	if (!args->seqno || args->seqno > q->last_seqno) {
-		mutex_unlock(&q->submit_lock);
-		mutex_unlock(&mfile->lock);
-		return mxaccel_inval(drm, -EINVAL,
-				     "job_wait: seqno %llu not issued\n",
-				     args->seqno);
+		ret = mxaccel_inval(drm, -EINVAL,
+				    "job_wait: seqno %llu not issued (last %llu)\n",
+				    args->seqno, q->last_seqno);
+	} else if (q->last_seqno - args->seqno >= MXACCEL_STATUS_WINDOW) {
+		ret = mxaccel_inval(drm, -ENODATA,
+				    "job_wait: seqno %llu older than the last %u jobs\n",
+				    args->seqno, MXACCEL_STATUS_WINDOW);
 	}
-	xa_lock(&q->jobs);
-	fence = dma_fence_get(xa_load(&q->jobs, args->seqno));
-	xa_unlock(&q->jobs);
-	mutex_unlock(&q->submit_lock);
+	slot = &q->slots[args->seqno % MXACCEL_STATUS_WINDOW];
+	fence = ret ? NULL : dma_fence_get(slot->done);
+	status = slot->status;
+	spin_unlock(&q->status_lock);
+	mxaccel_queue_put(q);
+	if (ret)
+		return ret;
 
-	if (!fence) {
-		args->status = finished_status(q, args->seqno);
-		mutex_unlock(&mfile->lock);
-		return 0;
+	if (fence) {
+		left = dma_fence_wait_timeout(fence, true,
+					      mxaccel_timeout_to_jiffies(args->timeout_ns));
+		if (left > 0)
+			status = dma_fence_get_status(fence) < 0 ?
+				 fence->error : 0;
+		dma_fence_put(fence);
+		if (left == 0)
+			return -ETIMEDOUT;
+		if (left < 0)
+			return left;
 	}
-	/* The queue may go away while we sleep: keep only the fence. */
-	mutex_unlock(&mfile->lock);
-
-	ret = dma_fence_wait_timeout(fence, true,
-				     mxaccel_timeout_to_jiffies(args->timeout_ns));
-	if (ret > 0)
-		args->status = dma_fence_get_status(fence) < 0 ?
-			       fence->error : 0;
-	dma_fence_put(fence);
-	if (ret == 0)
-		return -ETIMEDOUT;
-	return ret < 0 ? ret : 0;
+	args->status = status;
+	return 0;
 }

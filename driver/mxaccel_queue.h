@@ -1,56 +1,84 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Queues: a scheduler and entity each, a timeline syncobj, sequence numbers
- * and the status of finished jobs.
+ * Queues: a scheduler entity on one of the device's rings, a timeline
+ * syncobj, sequence numbers, and the status of its recent jobs.  A queue
+ * is reference counted: its file holds one reference until QUEUE_DESTROY
+ * or close, every job one until it is freed, so a destroyed queue lives on
+ * (dying: its jobs are canceled) until its last job is done.
  */
 #ifndef MXACCEL_QUEUE_H
 #define MXACCEL_QUEUE_H
 
-#include <linux/wait.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <drm/gpu_scheduler.h>
 
 #include "mxaccel_drv.h"
 
+struct dma_fence;
 struct drm_syncobj;
+struct mxaccel_job;
+struct mxaccel_ring;
 
-struct mxaccel_queue {
-	struct mxaccel_file *mfile;
-	u32 id;
-	char name[32];
-
-	struct drm_gpu_scheduler sched;
-	struct drm_sched_entity entity;
-	atomic_t guilty;		/* set by a timeout */
-	u64 guilty_seqno;		/* the job that timed out, or 0 */
-	bool dying;			/* being destroyed: abort, do not run */
-
-	struct drm_syncobj *syncobj;
-
-	struct mutex submit_lock;	/* seqno order == push order */
-	u64 last_seqno;
-	struct dma_fence *last_fence;	/* finished fence of last_seqno */
-
-	struct xarray jobs;		/* seqno -> finished fence, while alive */
-	struct xarray errors;		/* seqno -> xa_mk_value(-error) */
-	atomic_t jobs_alive;
-	wait_queue_head_t idle;
+/* The status of one of the queue's last STATUS_WINDOW jobs. */
+struct mxaccel_job_slot {
+	struct dma_fence *done;		/* while the job is unfinished */
+	int status;
 };
 
-struct mxaccel_queue *mxaccel_queue_get(struct mxaccel_file *mfile, u32 id);
+struct mxaccel_queue {
+	struct kref ref;
+	struct mxaccel_device *mdev;
+	struct mxaccel_ring *ring;
+	u32 id;				/* in its file */
+	u32 serial;			/* on the device, for names */
+	u32 priority;			/* enum drm_mxaccel_queue_priority */
+	unsigned long timeout;		/* jiffies a job may run */
+	pid_t pid;			/* of the creator, for debugfs */
+
+	struct drm_sched_entity entity;
+	atomic_t guilty;		/* a job timed out */
+	bool dying;			/* destroyed: cancel, do not run */
+
+	struct drm_syncobj *syncobj;
+	u64 inline_context;		/* engine fences of inline jobs */
+
+	/* Held across push, so seqno order is push order. */
+	struct mutex submit_lock;
+	/* Protects last_seqno (also under submit_lock), in_flight, slots. */
+	spinlock_t status_lock;
+	u64 last_seqno;
+	unsigned int in_flight;		/* pushed, not yet freed */
+	struct mxaccel_job_slot *slots;
+
+	struct list_head link;		/* mdev->queues */
+	struct work_struct release_work;
+};
+
+struct mxaccel_queue *mxaccel_queue_lookup(struct mxaccel_file *mfile, u32 id);
+void mxaccel_queue_get(struct mxaccel_queue *q);
+void mxaccel_queue_put(struct mxaccel_queue *q);
 void mxaccel_queue_destroy_all(struct mxaccel_file *mfile);
+
+static inline bool mxaccel_queue_dying(struct mxaccel_queue *q)
+{
+	return READ_ONCE(q->dying);
+}
+
 /*
- * Job bookkeeping: reserve() before a job is armed (it may fail), add()
- * under submit_lock when it is pushed (the queue
- * keeps a reference to its finished fence for JOB_WAIT); done() when the
- * scheduler frees it, recording a failure; put() last of all, as it may
- * let a waiting queue_destroy() free the queue.
+ * Job bookkeeping, under submit_lock: may another job be pushed (-EBUSY
+ * when the queue is full), and record a pushed job (the slot keeps a
+ * reference to its fence for JOB_WAIT).  finish() records the status of a
+ * job that will not be touched again; then the job's queue reference may
+ * be dropped.
  */
-int mxaccel_queue_job_reserve(struct mxaccel_queue *q, u64 seqno);
-void mxaccel_queue_job_unreserve(struct mxaccel_queue *q, u64 seqno);
-void mxaccel_queue_job_add(struct mxaccel_queue *q, u64 seqno,
-			   struct dma_fence *finished);
-void mxaccel_queue_job_done(struct mxaccel_queue *q, u64 seqno, int error);
-void mxaccel_queue_job_put(struct mxaccel_queue *q);
+int mxaccel_queue_job_admit(struct mxaccel_queue *q);
+void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,
+			      struct dma_fence *done);
+void mxaccel_queue_job_finish(struct mxaccel_queue *q, u64 seqno, int status);
 
 int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			       struct drm_file *file);

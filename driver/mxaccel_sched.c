@@ -1,116 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Scheduler callbacks: run a job on the engine, stop one that hangs, free
- * one that is done.  Each queue's scheduler admits one job at a time, so a
- * timeout concerns exactly the job on the engine.
+ * Scheduler callbacks of the rings: start a job on the engine, free one
+ * that is done.  Each ring's scheduler admits one job at a time.
+ *
+ * run_job() always returns the job's engine fence, even for a job that is
+ * not run (its queue is guilty or dying, or a dependency failed): the
+ * scheduler's fences then hold it as their parent, and with it a module
+ * reference (see mxaccel_fence.c).  Nothing here allocates: the fence and
+ * whatever the engine needs were allocated at SUBMIT.
  */
 #include <linux/dma-fence.h>
 
 #include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
 #include "mxaccel_engine.h"
+#include "mxaccel_fence.h"
 #include "mxaccel_job.h"
 #include "mxaccel_queue.h"
+#include "mxaccel_ring.h"
 
-bool mxaccel_job_abort(struct mxaccel_job *job, int err)
+/* -ECANCELED if a dependency (all have signalled by now) failed. */
+static int deps_status(struct mxaccel_job *job)
 {
-	struct dma_fence *finished = &job->base.s_fence->finished;
-	bool claimed = false;
+	struct dma_fence *fence;
+	unsigned long i;
 
-	/*
-	 * Only a job on the engine can be stopped: one that never ran
-	 * (canceled by a guilty or dying queue) is already finished.
-	 */
-	spin_lock(&job->lock);
-	if (job->hw_fence && !job->finishing && !job->abort_err &&
-	    !dma_fence_is_signaled(finished)) {
-		job->abort_err = err;
-		dma_fence_set_error(finished, err);
-		claimed = true;
-	}
-	spin_unlock(&job->lock);
-	return claimed;
-}
-
-int mxaccel_job_finish(struct mxaccel_job *job, int err)
-{
-	struct dma_fence *finished = &job->base.s_fence->finished;
-
-	spin_lock(&job->lock);
-	job->finishing = true;
-	if (job->abort_err) {
-		err = job->abort_err;
-	} else if (err) {
-		job->abort_err = err;
-		dma_fence_set_error(finished, err);
-	}
-	spin_unlock(&job->lock);
-	return err;
+	xa_for_each(&job->deps, i, fence)
+		if (dma_fence_get_status(fence) < 0)
+			return -ECANCELED;
+	return 0;
 }
 
 static struct dma_fence *mxaccel_run_job(struct drm_sched_job *sched_job)
 {
 	struct mxaccel_job *job = to_mxaccel_job(sched_job);
-	struct mxaccel_queue *q = job->queue;
-	struct mxaccel_engine *engine = q->mfile->mdev->engine;
-	struct dma_fence *fence;
+	struct mxaccel_ring *ring = job->ring;
+	struct mxaccel_engine *engine = ring->mdev->engine;
+	bool cookie = dma_fence_begin_signalling();
+	int err;
+
+	/* Seqnos of the ring's context follow the order jobs start. */
+	mxaccel_fence_init(job->fence, ring->name, ring->fence_context,
+			   ++ring->fence_seqno);
+	job->fence_live = true;
+	/* The first reference goes to the scheduler; this one is the job's. */
+	dma_fence_get(&job->fence->base);
 
 	/* A guilty queue's jobs arrive canceled by the scheduler. */
-	if (unlikely(sched_job->s_fence->finished.error))
-		return NULL;
-	if (unlikely(READ_ONCE(q->dying))) {
-		dma_fence_set_error(&sched_job->s_fence->finished, -ECANCELED);
-		return NULL;
+	err = sched_job->s_fence->finished.error;
+	if (!err && mxaccel_queue_dying(job->queue))
+		err = -ECANCELED;
+	if (!err)
+		err = deps_status(job);
+	if (err) {
+		mxaccel_job_complete(job, err);
+	} else {
+		mxaccel_dbg(&ring->mdev->drm, MXACCEL_DBG_JOB,
+			    "%s: queue %u job %llu starts\n", ring->name,
+			    job->queue->serial, job->seqno);
+		mxaccel_job_start(job, ring);
+		engine->ops->run(engine, ring->index, job);
 	}
-	fence = engine->ops->run(engine, job);
-	if (IS_ERR(fence))
-		return fence;
-	mxaccel_dbg(&q->mfile->mdev->drm, MXACCEL_DBG_JOB,
-		    "%s: job %llu started\n", q->name, job->seqno);
-	return fence;
+	dma_fence_end_signalling(cookie);
+	return &job->fence->base;
 }
 
-/*
- * A job ran past the timeout: stop it with -ETIMEDOUT and mark its queue
- * guilty, so its later jobs fail with -ECANCELED while other queues go on.
- * The engine has stopped touching the job's memory once its fence has
- * signalled; only then is the scheduler restarted (which lets the job be
- * freed).
- */
+/* Never called: the rings time jobs out themselves (mxaccel_ring.c). */
 static enum drm_gpu_sched_stat mxaccel_timedout_job(struct drm_sched_job *sched_job)
 {
-	struct mxaccel_job *job = to_mxaccel_job(sched_job);
-	struct mxaccel_queue *q = job->queue;
-	struct mxaccel_engine *engine = q->mfile->mdev->engine;
-
-	if (mxaccel_job_abort(job, -ETIMEDOUT)) {
-		if (!READ_ONCE(q->guilty_seqno))
-			WRITE_ONCE(q->guilty_seqno, job->seqno);
-		atomic_set(&q->guilty, 1);
-		if (engine->ops->abort)
-			engine->ops->abort(engine, job, -ETIMEDOUT);
-		drm_info(&q->mfile->mdev->drm, "%s: job %llu timed out\n",
-			 q->name, job->seqno);
-	}
-	if (job->hw_fence)
-		dma_fence_wait(job->hw_fence, false);
-
-	drm_sched_stop(&q->sched, sched_job);
-	mxaccel_sched_start(&q->sched);
-	return MXACCEL_SCHED_STAT_RESET;
+	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
 static void mxaccel_free_job(struct drm_sched_job *sched_job)
 {
-	struct mxaccel_job *job = to_mxaccel_job(sched_job);
-	struct mxaccel_queue *q = job->queue;
-	int error = sched_job->s_fence->finished.error;
-	u64 seqno = job->seqno;
-
-	mxaccel_queue_job_done(q, seqno, error);
-	drm_sched_job_cleanup(sched_job);
-	mxaccel_job_release(job);
-	mxaccel_queue_job_put(q);
+	mxaccel_job_release(to_mxaccel_job(sched_job));
 }
 
 const struct drm_sched_backend_ops mxaccel_sched_ops = {

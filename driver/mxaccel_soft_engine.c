@@ -2,75 +2,84 @@
 /*
  * The software engine: executes jobs exactly, with the integer-only MX core
  * shared with libmxaccel, so its results are bit-identical to the
- * library's EMULATED kernels.  A job runs on an unbound workqueue; the rows
- * of each operation are spread over the online CPUs.  Long work checks
- * between rows whether the job was told to stop.
+ * library's EMULATED kernels.
+ *
+ * Each ring has a work item on an unbound workqueue that runs the ring's
+ * one job; an op's rows are spread in chunks over the online CPUs, on a
+ * second workqueue, with chunk descriptors preallocated per ring.  Nothing
+ * here allocates memory.  Every 256 block operations the work yields the
+ * CPU (cond_resched()) and checks whether the job must stop, so a job
+ * never pins a CPU and an aborted job ends within microseconds of work.
+ * Small jobs run in the submitting thread (run_inline).
  */
 #include <linux/delay.h>
-#include <linux/dma-fence.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
 #include "mxaccel_drv.h"
 #include "mxaccel_engine.h"
+#include "mxaccel_gem.h"
 #include "mxaccel_job.h"
 #include "mxaccel_params.h"
-#include "mxaccel_queue.h"
 #include "mxcore.h"
 
-struct soft_engine {
-	struct mxaccel_engine base;
-	struct workqueue_struct *job_wq;	/* one work item per job */
-	struct workqueue_struct *row_wq;	/* row chunks of an op */
+/* Block operations between two yields and stop checks. */
+#define SOFT_YIELD_EVERY	256
+/* Ops of fewer block operations run in one thread, without chunks. */
+#define SOFT_SPLIT_MIN		4096
+#define SOFT_MAX_CHUNKS		64
+
+/* Kernel addresses of an op's operands. */
+struct soft_op_ptrs {
+	u8 *a_data;
+	u8 *a_scale;
+	u8 *b_data;
+	u8 *b_scale;
+	u8 *c;
 };
 
-/* One run of a job: its fence, and the work that executes it. */
-struct soft_run {
-	struct dma_fence fence;
-	spinlock_t lock;
-	struct work_struct work;
-	struct soft_engine *se;
-	struct mxaccel_job *job;
-};
+struct soft_ring;
 
 struct soft_chunk {
 	struct work_struct work;
-	struct soft_run *run;
+	struct soft_ring *sr;
+	struct mxaccel_job *job;
 	u32 op;
 	u32 row0, row1;
-	struct completion *done;
-	atomic_t *left;
+	int err;
 };
 
-static const char *soft_fence_driver_name(struct dma_fence *f)
-{
-	return "mxaccel";
-}
-
-static const char *soft_fence_timeline_name(struct dma_fence *f)
-{
-	return "mxaccel-soft-engine";
-}
-
-static void soft_fence_release(struct dma_fence *f)
-{
-	kfree_rcu(container_of(f, struct soft_run, fence), fence.rcu);
-}
-
-static const struct dma_fence_ops soft_fence_ops = {
-	.get_driver_name = soft_fence_driver_name,
-	.get_timeline_name = soft_fence_timeline_name,
-	.release = soft_fence_release,
+struct soft_ring {
+	struct work_struct work;
+	struct soft_engine *se;
+	struct mxaccel_job *job;	/* set by run(), read by work */
+	struct completion chunks_done;
+	atomic_t chunks_left;
+	struct soft_chunk chunks[SOFT_MAX_CHUNKS];
 };
 
-/* Why the job must stop now, or 0. */
-static int soft_stop_reason(struct mxaccel_job *job)
-{
-	int err = mxaccel_job_should_stop(job);
+struct soft_engine {
+	struct mxaccel_engine base;
+	struct workqueue_struct *ring_wq;	/* one work item per ring */
+	struct workqueue_struct *chunk_wq;	/* row chunks of an op */
+	struct soft_ring *rings;
+};
 
-	if (!err && READ_ONCE(job->queue->dying))
-		err = -ECANCELED;
-	return err;
+/* Counts block operations; every SOFT_YIELD_EVERY yields and checks. */
+struct soft_pace {
+	struct mxaccel_job *job;
+	unsigned int count;
+};
+
+static int soft_pace(struct soft_pace *p, unsigned int ops)
+{
+	p->count += ops;
+	if (p->count < SOFT_YIELD_EVERY)
+		return 0;
+	p->count = 0;
+	cond_resched();
+	return mxaccel_job_should_stop(p->job);
 }
 
 static u32 load_bits(const u8 *row, u32 dtype, u32 i)
@@ -111,9 +120,9 @@ static u64 dense_stride(const struct drm_mxaccel_dense_operand *d, u32 cols)
 	       (u64)cols * (d->dtype == DRM_MXACCEL_DTYPE_BF16 ? 2 : 4);
 }
 
-/* One row of C; a long row checks every 64 columns whether to stop. */
-static void gemm_row(struct mxaccel_job *job, const struct drm_mxaccel_op *op,
-		     const struct mxaccel_op_ptrs *p, u32 i)
+/* One row of C. */
+static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
+		    const struct soft_op_ptrs *p, u32 i)
 {
 	enum mxcore_elem ea = op->a.elem, eb = op->b.elem;
 	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
@@ -124,6 +133,7 @@ static void gemm_row(struct mxaccel_job *job, const struct drm_mxaccel_op *op,
 	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
 	struct mxcore_acc acc;
 	u32 j, kb;
+	int err;
 
 	for (j = 0; j < op->n; j++) {
 		const u8 *brow = p->b_data + (u64)j * data_stride(&op->b, op->k);
@@ -132,20 +142,24 @@ static void gemm_row(struct mxaccel_job *job, const struct drm_mxaccel_op *op,
 		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
 			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
 					     MXCORE_F32);
-		for (kb = 0; kb < op->k / MXCORE_BLOCK; kb++)
+		for (kb = 0; kb < op->k / MXCORE_BLOCK; kb++) {
 			mxcore_acc_block_dot(&acc,
 				ea, arow + kb * ablk,
 				p->a_scale[scale_at(&op->a, op->m, op->k, i, kb)],
 				eb, brow + kb * bblk,
 				p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
+			err = soft_pace(pace, 1);
+			if (err)
+				return err;
+		}
 		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
-		if (!((j + 1) % 64) && soft_stop_reason(job))
-			return;
 	}
+	return 0;
 }
 
-static void quantize_row(const struct drm_mxaccel_op *op,
-			 const struct mxaccel_op_ptrs *p, u32 r)
+static int quantize_row(struct soft_pace *pace,
+			const struct drm_mxaccel_op *op,
+			const struct soft_op_ptrs *p, u32 r)
 {
 	enum mxcore_elem elem = op->a.elem;
 	u64 blk = mxcore_row_bytes(elem, MXCORE_BLOCK);
@@ -153,6 +167,7 @@ static void quantize_row(const struct drm_mxaccel_op *op,
 	u8 *out = p->a_data + (u64)r * data_stride(&op->a, op->k);
 	u32 x[MXCORE_BLOCK];
 	u32 b, i;
+	int err;
 
 	for (b = 0; b < op->k / MXCORE_BLOCK; b++) {
 		for (i = 0; i < MXCORE_BLOCK; i++)
@@ -161,123 +176,215 @@ static void quantize_row(const struct drm_mxaccel_op *op,
 		p->a_scale[scale_at(&op->a, op->m, op->k, r, b)] =
 			mxcore_quantize_block(elem, op->scale_mode, x,
 					      out + b * blk);
+		err = soft_pace(pace, 1);
+		if (err)
+			return err;
 	}
+	return 0;
+}
+
+static int run_rows(struct mxaccel_job *job, u32 opi, u32 row0, u32 row1)
+{
+	const struct drm_mxaccel_op *op = &job->ops[opi];
+	const struct soft_op_ptrs *p =
+		&((const struct soft_op_ptrs *)job->engine_priv)[opi];
+	struct soft_pace pace = { .job = job };
+	u32 r;
+	int err = mxaccel_job_should_stop(job);
+
+	for (r = row0; r < row1 && !err; r++)
+		err = op->kind == DRM_MXACCEL_OP_GEMM ?
+		      gemm_row(&pace, op, p, r) : quantize_row(&pace, op, p, r);
+	return err;
 }
 
 static void soft_chunk_work(struct work_struct *work)
 {
 	struct soft_chunk *c = container_of(work, struct soft_chunk, work);
-	struct mxaccel_job *job = c->run->job;
-	const struct drm_mxaccel_op *op = &job->ops[c->op];
-	u32 r;
+	struct soft_ring *sr = c->sr;
 
-	for (r = c->row0; r < c->row1 && !soft_stop_reason(job); r++) {
-		if (op->kind == DRM_MXACCEL_OP_GEMM)
-			gemm_row(job, op, &job->ptrs[c->op], r);
-		else
-			quantize_row(op, &job->ptrs[c->op], r);
-		cond_resched();
-	}
-	if (atomic_dec_and_test(c->left))
-		complete(c->done);
+	c->err = run_rows(c->job, c->op, c->row0, c->row1);
+	if (atomic_dec_and_test(&sr->chunks_left))
+		complete(&sr->chunks_done);
 }
 
-/* Run one op's rows in chunks over the CPUs; -ENOMEM or 0. */
-static int soft_run_op(struct soft_run *run, u32 opi)
+static u64 op_blocks(const struct drm_mxaccel_op *op)
 {
-	const struct drm_mxaccel_op *op = &run->job->ops[opi];
-	u32 n = min_t(u32, num_online_cpus(), op->m), i, per;
-	DECLARE_COMPLETION_ONSTACK(done);
-	struct soft_chunk *chunks;
-	atomic_t left;
+	u64 blocks = op->k / MXCORE_BLOCK;
+
+	return op->kind == DRM_MXACCEL_OP_GEMM ? (u64)op->m * op->n * blocks :
+						 (u64)op->m * blocks;
+}
+
+/*
+ * One op: its rows in chunks over the CPUs when sr is given and the op is
+ * large enough, else all in this thread.
+ */
+static int run_op(struct soft_ring *sr, struct mxaccel_job *job, u32 opi)
+{
+	const struct drm_mxaccel_op *op = &job->ops[opi];
+	const struct soft_op_ptrs *p =
+		&((const struct soft_op_ptrs *)job->engine_priv)[opi];
+	u32 n, i, per;
+	int err = 0;
 
 	/* Swizzled padding is written as zero, like torchao's to_blocked. */
 	if (op->kind == DRM_MXACCEL_OP_QUANTIZE &&
 	    op->a.scale_layout == DRM_MXACCEL_LAYOUT_SWIZZLED)
-		memset(run->job->ptrs[opi].a_scale, 0,
+		memset(p->a_scale, 0,
 		       mxcore_swizzle_bytes(op->m, op->k / MXCORE_BLOCK));
 
-	chunks = kcalloc(n, sizeof(*chunks), GFP_KERNEL);
-	if (!chunks)
-		return -ENOMEM;
+	n = min3(num_online_cpus(), op->m, (u32)SOFT_MAX_CHUNKS);
+	if (!sr || n < 2 || op_blocks(op) < SOFT_SPLIT_MIN)
+		return run_rows(job, opi, 0, op->m);
+
 	per = DIV_ROUND_UP(op->m, n);
-	atomic_set(&left, n);
+	n = DIV_ROUND_UP(op->m, per);
+	reinit_completion(&sr->chunks_done);
+	atomic_set(&sr->chunks_left, n);
 	for (i = 0; i < n; i++) {
-		chunks[i] = (struct soft_chunk){
-			.run = run, .op = opi, .done = &done, .left = &left,
-			.row0 = i * per, .row1 = min(op->m, (i + 1) * per),
-		};
-		INIT_WORK(&chunks[i].work, soft_chunk_work);
-		queue_work(run->se->row_wq, &chunks[i].work);
+		struct soft_chunk *c = &sr->chunks[i];
+
+		c->job = job;
+		c->op = opi;
+		c->row0 = i * per;
+		c->row1 = min(op->m, (i + 1) * per);
+		c->err = 0;
+		queue_work(sr->se->chunk_wq, &c->work);
 	}
-	wait_for_completion(&done);
-	kfree(chunks);
-	return 0;
+	wait_for_completion(&sr->chunks_done);
+	for (i = 0; i < n && !err; i++)
+		err = sr->chunks[i].err;
+	return err;
 }
 
-static void soft_job_work(struct work_struct *work)
+static int run_ops(struct soft_ring *sr, struct mxaccel_job *job)
 {
-	struct soft_run *run = container_of(work, struct soft_run, work);
-	struct mxaccel_job *job = run->job;
 	int err = 0;
 	u32 i;
 
 	/* The timeout kselftests need a job that never finishes by itself. */
-	while (READ_ONCE(mxaccel_test_hang) && !soft_stop_reason(job))
+	while (READ_ONCE(mxaccel_test_hang) && !mxaccel_job_should_stop(job))
 		usleep_range(2000, 5000);
 
-	for (i = 0; i < job->op_count && !err; i++) {
-		err = soft_stop_reason(job);
-		if (!err)
-			err = soft_run_op(run, i);
-	}
-	if (!err)
-		err = soft_stop_reason(job);
-
-	err = mxaccel_job_finish(job, err);
-	if (err)
-		dma_fence_set_error(&run->fence, err);
-	dma_fence_signal(&run->fence);
-	dma_fence_put(&run->fence);
+	for (i = 0; i < job->op_count && !err; i++)
+		err = run_op(sr, job, i);
+	return err ? err : mxaccel_job_should_stop(job);
 }
 
-static struct dma_fence *soft_run(struct mxaccel_engine *engine,
-				  struct mxaccel_job *job)
+static void soft_ring_work(struct work_struct *work)
 {
-	struct soft_engine *se = container_of(engine, struct soft_engine, base);
-	struct soft_run *run;
+	struct soft_ring *sr = container_of(work, struct soft_ring, work);
+	/* The next run() may store another job once this one completes. */
+	struct mxaccel_job *job = READ_ONCE(sr->job);
+	bool cookie = dma_fence_begin_signalling();
 
-	run = kzalloc(sizeof(*run), GFP_KERNEL);
-	if (!run)
-		return ERR_PTR(-ENOMEM);
-	spin_lock_init(&run->lock);
-	/* Jobs of different queues finish out of order: a context each. */
-	dma_fence_init(&run->fence, &soft_fence_ops, &run->lock,
-		       dma_fence_context_alloc(1), 1);
-	run->se = se;
-	run->job = job;
-	INIT_WORK(&run->work, soft_job_work);
-	/* References: the scheduler's, the work's, and the job's. */
-	dma_fence_get(&run->fence);
-	spin_lock(&job->lock);
-	job->hw_fence = dma_fence_get(&run->fence);
-	spin_unlock(&job->lock);
-	queue_work(se->job_wq, &run->work);
-	return &run->fence;
+	mxaccel_job_complete(job, run_ops(sr, job));
+	dma_fence_end_signalling(cookie);
+}
+
+static struct soft_engine *to_soft(struct mxaccel_engine *engine)
+{
+	return container_of(engine, struct soft_engine, base);
+}
+
+static void soft_run(struct mxaccel_engine *engine, unsigned int ring,
+		     struct mxaccel_job *job)
+{
+	struct soft_engine *se = to_soft(engine);
+
+	WRITE_ONCE(se->rings[ring].job, job);
+	queue_work(se->ring_wq, &se->rings[ring].work);
+}
+
+static int soft_run_inline(struct mxaccel_engine *engine,
+			   struct mxaccel_job *job)
+{
+	return run_ops(NULL, job);
+}
+
+/* The work polls mxaccel_job_should_stop(): nothing to do here. */
+static void soft_abort(struct mxaccel_engine *engine, unsigned int ring,
+		       struct mxaccel_job *job, int err)
+{
+}
+
+/* A job always stops within SOFT_YIELD_EVERY block operations. */
+static void soft_reset(struct mxaccel_engine *engine, unsigned int ring)
+{
+	flush_work(&to_soft(engine)->rings[ring].work);
+}
+
+static u8 *span_ptr(struct mxaccel_job *job, u32 op, enum mxaccel_opnd which)
+{
+	const struct mxaccel_span *sp = &job->spans[op][which];
+
+	return sp->used ?
+	       (u8 *)job->bos[sp->bo].bo->vmap.vaddr + sp->lo : NULL;
+}
+
+static int soft_job_init(struct mxaccel_engine *engine,
+			 struct mxaccel_job *job)
+{
+	struct soft_op_ptrs *ptrs;
+	u32 i;
+
+	ptrs = kvcalloc(job->op_count, sizeof(*ptrs), GFP_KERNEL_ACCOUNT);
+	if (!ptrs)
+		return -ENOMEM;
+	for (i = 0; i < job->op_count; i++) {
+		ptrs[i].a_data = span_ptr(job, i, MXACCEL_OPND_A_DATA);
+		ptrs[i].a_scale = span_ptr(job, i, MXACCEL_OPND_A_SCALE);
+		ptrs[i].b_data = span_ptr(job, i, MXACCEL_OPND_B_DATA);
+		ptrs[i].b_scale = span_ptr(job, i, MXACCEL_OPND_B_SCALE);
+		ptrs[i].c = span_ptr(job, i, MXACCEL_OPND_C);
+	}
+	job->engine_priv = ptrs;
+	return 0;
+}
+
+static void soft_job_fini(struct mxaccel_engine *engine,
+			  struct mxaccel_job *job)
+{
+	kvfree(job->engine_priv);
+	job->engine_priv = NULL;
+}
+
+static int soft_bo_map(struct mxaccel_engine *engine, struct mxaccel_bo *bo)
+{
+	return mxaccel_bo_vmap(bo);
+}
+
+static void soft_bo_unmap(struct mxaccel_engine *engine, struct mxaccel_bo *bo)
+{
+	mxaccel_bo_vunmap(bo);
 }
 
 static void soft_destroy(struct mxaccel_engine *engine)
 {
-	struct soft_engine *se = container_of(engine, struct soft_engine, base);
+	struct soft_engine *se = to_soft(engine);
 
-	destroy_workqueue(se->job_wq);
-	destroy_workqueue(se->row_wq);
+	destroy_workqueue(se->ring_wq);
+	destroy_workqueue(se->chunk_wq);
+	kfree(se->rings);
 	kfree(se);
 }
 
 static const struct mxaccel_engine_ops soft_engine_ops = {
 	.name = "software",
 	.kind = DRM_MXACCEL_ENGINE_SOFTWARE,
+	.job_init = soft_job_init,
+	.job_fini = soft_job_fini,
+	.run = soft_run,
+	.run_inline = soft_run_inline,
+	.abort = soft_abort,
+	.reset = soft_reset,
+	.bo_map = soft_bo_map,
+	.bo_unmap = soft_bo_unmap,
+	.destroy = soft_destroy,
+};
+
+static const struct mxaccel_engine_limits soft_limits = {
 	.elem_mask = BIT_ULL(DRM_MXACCEL_ELEM_E4M3) |
 		     BIT_ULL(DRM_MXACCEL_ELEM_E5M2) |
 		     BIT_ULL(DRM_MXACCEL_ELEM_E2M3) |
@@ -289,13 +396,16 @@ static const struct mxaccel_engine_ops soft_engine_ops = {
 		     BIT_ULL(DRM_MXACCEL_SCALE_RCEIL) |
 		     BIT_ULL(DRM_MXACCEL_SCALE_CEIL) |
 		     BIT_ULL(DRM_MXACCEL_SCALE_EVEN),
-	.run = soft_run,
-	.destroy = soft_destroy,
+	.max_dim = MXACCEL_MAX_DIM,
+	.max_bo_size = MXACCEL_MAX_BO_SIZE,
+	.offset_align = 1,
 };
 
-struct mxaccel_engine *mxaccel_soft_engine_create(struct mxaccel_device *mdev)
+struct mxaccel_engine *mxaccel_soft_engine_create(struct mxaccel_device *mdev,
+						  unsigned int n_rings)
 {
 	struct soft_engine *se;
+	unsigned int i, j;
 
 	/* The uapi's enums are handed to the MX core unchanged. */
 	BUILD_BUG_ON((int)DRM_MXACCEL_ELEM_E4M3 - (int)MXCORE_E4M3);
@@ -311,17 +421,40 @@ struct mxaccel_engine *mxaccel_soft_engine_create(struct mxaccel_device *mdev)
 	se = kzalloc(sizeof(*se), GFP_KERNEL);
 	if (!se)
 		return ERR_PTR(-ENOMEM);
-	se->job_wq = alloc_workqueue("mxaccel-job", WQ_UNBOUND, 0);
-	se->row_wq = alloc_workqueue("mxaccel-row", WQ_UNBOUND, 0);
-	if (!se->job_wq || !se->row_wq) {
-		if (se->job_wq)
-			destroy_workqueue(se->job_wq);
-		if (se->row_wq)
-			destroy_workqueue(se->row_wq);
+	se->rings = kcalloc(n_rings, sizeof(*se->rings), GFP_KERNEL);
+	/*
+	 * Both workqueues are on the fence-signalling path: they must make
+	 * progress under memory pressure.
+	 */
+	se->ring_wq = alloc_workqueue("mxaccel%u-ring",
+				      WQ_UNBOUND | WQ_MEM_RECLAIM, n_rings,
+				      mdev->index);
+	se->chunk_wq = alloc_workqueue("mxaccel%u-chunk",
+				       WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
+				       mdev->index);
+	if (!se->rings || !se->ring_wq || !se->chunk_wq) {
+		if (se->ring_wq)
+			destroy_workqueue(se->ring_wq);
+		if (se->chunk_wq)
+			destroy_workqueue(se->chunk_wq);
+		kfree(se->rings);
 		kfree(se);
 		return ERR_PTR(-ENOMEM);
 	}
+	for (i = 0; i < n_rings; i++) {
+		struct soft_ring *sr = &se->rings[i];
+
+		sr->se = se;
+		INIT_WORK(&sr->work, soft_ring_work);
+		init_completion(&sr->chunks_done);
+		for (j = 0; j < SOFT_MAX_CHUNKS; j++) {
+			sr->chunks[j].sr = sr;
+			INIT_WORK(&sr->chunks[j].work, soft_chunk_work);
+		}
+	}
 	se->base.ops = &soft_engine_ops;
 	se->base.mdev = mdev;
+	se->base.limits = soft_limits;
+	se->base.n_rings = n_rings;
 	return &se->base;
 }

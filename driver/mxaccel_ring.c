@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rings.  Each is one drm_gpu_scheduler with a credit limit of one job,
+ * created with the device and finalised only when the device goes (at
+ * module unload, which the fences' module references hold off until no
+ * fence of ours is left): the scheduler fences of every queue on a ring
+ * read its name for as long as they exist.
+ *
+ * Timeouts are the ring's own, not the scheduler's: a queue carries the
+ * job timeout in force when it was created, and a job that runs past it
+ * is stopped by the engine, fails with -ETIMEDOUT and makes its queue
+ * guilty.  The scheduler never times out, so it never stops or restarts.
+ */
+#include <linux/dma-fence.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+#include "mxaccel_compat.h"
+#include "mxaccel_drv.h"
+#include "mxaccel_engine.h"
+#include "mxaccel_fence.h"
+#include "mxaccel_job.h"
+#include "mxaccel_params.h"
+#include "mxaccel_queue.h"
+#include "mxaccel_ring.h"
+
+/* How long an aborted job may take to stop before its ring is reset. */
+#define MXACCEL_ABORT_GRACE_MS	5000
+
+static void ring_timeout_work(struct work_struct *work)
+{
+	struct mxaccel_ring *ring = container_of(to_delayed_work(work),
+						 struct mxaccel_ring,
+						 timeout_work);
+	struct mxaccel_engine *engine = ring->mdev->engine;
+	struct dma_fence *fence = NULL;
+	struct mxaccel_job *job;
+	unsigned long deadline;
+	u64 seqno = 0;
+	u32 serial = 0;
+
+	spin_lock(&ring->lock);
+	job = ring->running;
+	if (job) {
+		deadline = job->started_jiffies + job->queue->timeout;
+		if (time_before(jiffies, deadline)) {
+			/* A later job: watch it until its own deadline. */
+			mod_delayed_work(ring->mdev->timeout_wq,
+					 &ring->timeout_work, deadline - jiffies);
+			job = NULL;
+		} else if (mxaccel_job_abort(job, -ETIMEDOUT)) {
+			engine->ops->abort(engine, ring->index, job,
+					   -ETIMEDOUT);
+			fence = dma_fence_get(&job->fence->base);
+			seqno = job->seqno;
+			serial = job->queue->serial;
+		}
+	}
+	spin_unlock(&ring->lock);
+	if (!fence)
+		return;
+
+	atomic64_inc(&ring->jobs_timed_out);
+	mxaccel_dbg(&ring->mdev->drm, MXACCEL_DBG_JOB,
+		    "%s: queue %u job %llu timed out\n", ring->name, serial,
+		    seqno);
+	if (!dma_fence_wait_timeout(fence, false,
+				    msecs_to_jiffies(MXACCEL_ABORT_GRACE_MS))) {
+		drm_err_ratelimited(&ring->mdev->drm,
+				    "%s: job did not stop, resetting the ring\n",
+				    ring->name);
+		engine->ops->reset(engine, ring->index);
+	}
+	dma_fence_put(fence);
+}
+
+void mxaccel_ring_job_started(struct mxaccel_ring *ring,
+			      struct mxaccel_job *job)
+{
+	spin_lock(&ring->lock);
+	ring->running = job;
+	job->started_jiffies = jiffies;
+	/* One job runs at a time: the timer is this job's alone. */
+	mod_delayed_work(ring->mdev->timeout_wq, &ring->timeout_work,
+			 job->queue->timeout);
+	spin_unlock(&ring->lock);
+}
+
+void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
+			    struct mxaccel_job *job, u64 busy_ns)
+{
+	spin_lock(&ring->lock);
+	if (ring->running == job)
+		ring->running = NULL;
+	spin_unlock(&ring->lock);
+	atomic64_add(busy_ns, &ring->busy_ns);
+	atomic64_inc(&ring->jobs_done);
+}
+
+void mxaccel_ring_abort_queue(struct mxaccel_ring *ring,
+			      struct mxaccel_queue *q, int err)
+{
+	struct mxaccel_engine *engine = ring->mdev->engine;
+	struct mxaccel_job *job;
+
+	spin_lock(&ring->lock);
+	job = ring->running;
+	if (job && job->queue == q && mxaccel_job_abort(job, err))
+		engine->ops->abort(engine, ring->index, job, err);
+	spin_unlock(&ring->lock);
+}
+
+struct mxaccel_ring *mxaccel_ring_get(struct mxaccel_device *mdev)
+{
+	struct mxaccel_ring *best = &mdev->rings[0];
+	unsigned int i;
+
+	for (i = 1; i < mdev->n_rings; i++)
+		if (atomic_read(&mdev->rings[i].n_queues) <
+		    atomic_read(&best->n_queues))
+			best = &mdev->rings[i];
+	atomic_inc(&best->n_queues);
+	return best;
+}
+
+void mxaccel_ring_put(struct mxaccel_ring *ring)
+{
+	atomic_dec(&ring->n_queues);
+}
+
+int mxaccel_rings_init(struct mxaccel_device *mdev)
+{
+	unsigned int i;
+	int ret;
+
+	mdev->rings = kcalloc(mdev->engine->n_rings, sizeof(*mdev->rings),
+			      GFP_KERNEL);
+	if (!mdev->rings)
+		return -ENOMEM;
+	for (i = 0; i < mdev->engine->n_rings; i++) {
+		struct mxaccel_ring *ring = &mdev->rings[i];
+
+		ring->mdev = mdev;
+		ring->index = i;
+		snprintf(ring->name, sizeof(ring->name), "mxaccel%u-ring%u",
+			 mdev->index, i);
+		ring->fence_context = dma_fence_context_alloc(1);
+		spin_lock_init(&ring->lock);
+		INIT_DELAYED_WORK(&ring->timeout_work, ring_timeout_work);
+		ret = mxaccel_sched_init(&ring->sched, &mxaccel_sched_ops,
+					 mdev->timeout_wq, ring->name,
+					 mdev->drm.dev);
+		if (ret)
+			goto err_fini;
+		mdev->n_rings++;
+	}
+	return 0;
+
+err_fini:
+	mxaccel_rings_fini(mdev);
+	return ret;
+}
+
+void mxaccel_rings_fini(struct mxaccel_device *mdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < mdev->n_rings; i++) {
+		cancel_delayed_work_sync(&mdev->rings[i].timeout_work);
+		drm_sched_fini(&mdev->rings[i].sched);
+	}
+	mdev->n_rings = 0;
+	kfree(mdev->rings);
+	mdev->rings = NULL;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rings: one scheduler per engine ring, owned by the device.  A ring runs
+ * one job at a time; queues are scheduler entities on one ring.
+ */
+#ifndef MXACCEL_RING_H
+#define MXACCEL_RING_H
+
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <drm/gpu_scheduler.h>
+
+struct mxaccel_device;
+struct mxaccel_job;
+
+struct mxaccel_ring {
+	struct drm_gpu_scheduler sched;
+	struct mxaccel_device *mdev;
+	unsigned int index;
+	/* The timeline name of every fence of the ring. */
+	char name[32];
+	/* Engine fences of the ring: seqnos follow the order jobs start. */
+	u64 fence_context;
+	u64 fence_seqno;		/* only run_job() advances it */
+	atomic_t n_queues;
+
+	/* The job on the engine and the timeout that watches it. */
+	spinlock_t lock;
+	struct mxaccel_job *running;
+	struct delayed_work timeout_work;
+
+	/* For fdinfo and debugfs. */
+	atomic64_t busy_ns;
+	atomic64_t jobs_done;
+	atomic64_t jobs_timed_out;
+};
+
+int mxaccel_rings_init(struct mxaccel_device *mdev);
+void mxaccel_rings_fini(struct mxaccel_device *mdev);
+/* The ring with the fewest queues; its queue count is raised. */
+struct mxaccel_ring *mxaccel_ring_get(struct mxaccel_device *mdev);
+void mxaccel_ring_put(struct mxaccel_ring *ring);
+
+/* The engine started job on ring (under no lock); arms the timeout. */
+void mxaccel_ring_job_started(struct mxaccel_ring *ring,
+			      struct mxaccel_job *job);
+/* The job on ring ended: called by mxaccel_job_complete(). */
+void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
+			    struct mxaccel_job *job, u64 busy_ns);
+/* Stop the running job if it belongs to the queue (a dying queue). */
+struct mxaccel_queue;
+void mxaccel_ring_abort_queue(struct mxaccel_ring *ring,
+			      struct mxaccel_queue *q, int err);
+
+#endif /* MXACCEL_RING_H */

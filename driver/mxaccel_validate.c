@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Validation of SUBMIT's operations (the ethos-u model): every field in
+ * struct order, every operand's extent against its buffer object with
+ * checked arithmetic, outputs that overlap inputs, all before anything is
+ * queued.  Each failure names the op, the operand and the limit.
+ */
+#include <linux/overflow.h>
+#include <linux/string.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+
+#include "mxaccel_drv.h"
+#include "mxaccel_engine.h"
+#include "mxaccel_gem.h"
+#include "mxaccel_job.h"
+#include "mxaccel_validate.h"
+#include "mxcore.h"
+
+struct check_ctx {
+	struct drm_device *drm;
+	struct drm_file *file;
+	struct mxaccel_job *job;
+	const struct mxaccel_engine_limits *limits;
+};
+
+/*
+ * Index of a buffer object in the job, added on first use.  Objects are
+ * compared, not handles: two handles may name one object (GEM_OPEN), and
+ * it must be locked, fenced and overlap-checked as one.
+ */
+static int bo_index(struct check_ctx *ctx, u32 handle, unsigned int access,
+		    u32 *out)
+{
+	struct mxaccel_job *job = ctx->job;
+	struct drm_gem_object *obj;
+	u32 i;
+
+	obj = drm_gem_object_lookup(ctx->file, handle);
+	if (!obj)
+		return mxaccel_inval(ctx->drm, -ENOENT,
+				     "submit: no buffer object %u\n", handle);
+	for (i = 0; i < job->bo_count; i++) {
+		if (&job->bos[i].bo->base.base == obj) {
+			drm_gem_object_put(obj);
+			job->bos[i].read |= access & MXACCEL_BO_READ;
+			job->bos[i].write |= access & MXACCEL_BO_WRITE;
+			*out = i;
+			return 0;
+		}
+	}
+	/* bo_max covers every operand of every op: this cannot overflow. */
+	job->bos[i].bo = to_mxaccel_bo(obj);
+	job->bos[i].read = access & MXACCEL_BO_READ;
+	job->bos[i].write = access & MXACCEL_BO_WRITE;
+	job->bo_count++;
+	*out = i;
+	return 0;
+}
+
+/*
+ * Record that an operand covers bytes [offset, offset + (rows - 1) * stride
+ * + row_bytes) of a buffer object, which must hold them.
+ */
+static int add_span(struct check_ctx *ctx, u32 op, unsigned int which,
+		    const char *name, u32 handle, u64 offset, u64 rows,
+		    u64 stride, u64 row_bytes, unsigned int access)
+{
+	struct mxaccel_span *sp = &ctx->job->spans[op][which];
+	u64 end;
+	int ret;
+
+	if (check_mul_overflow(rows - 1, stride, &end) ||
+	    check_add_overflow(end, row_bytes, &end) ||
+	    check_add_overflow(end, offset, &end))
+		return mxaccel_inval(ctx->drm, -EOVERFLOW,
+				     "submit: op %u %s extent overflows\n",
+				     op, name);
+	ret = bo_index(ctx, handle, access, &sp->bo);
+	if (ret)
+		return ret;
+	if (end > ctx->job->bos[sp->bo].bo->base.base.size)
+		return mxaccel_inval(ctx->drm, -EINVAL,
+				     "submit: op %u %s needs %llu bytes, buffer object %u has %zu\n",
+				     op, name, end, handle,
+				     ctx->job->bos[sp->bo].bo->base.base.size);
+	sp->lo = offset;
+	sp->hi = end;
+	sp->used = true;
+	return 0;
+}
+
+static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
+		    const struct drm_mxaccel_mx_operand *mx, u32 rows, u32 cols,
+		    unsigned int data, unsigned int access)
+{
+	u64 row_bytes, blocks = cols / MXCORE_BLOCK, stride;
+	struct drm_device *drm = ctx->drm;
+	int ret;
+
+	if (!mxcore_elem_valid(mx->elem) ||
+	    !(ctx->limits->elem_mask & BIT_ULL(mx->elem)))
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s: element type %u\n",
+				     op, name, mx->elem);
+	row_bytes = mxcore_row_bytes(mx->elem, cols);
+	stride = mx->data_stride ? mx->data_stride : row_bytes;
+	if (stride < row_bytes)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s: data_stride %llu below a row (%llu)\n",
+				     op, name, stride, row_bytes);
+	ret = add_span(ctx, op, data, name, mx->data_handle, mx->data_offset,
+		       rows, stride, row_bytes, access);
+	if (ret)
+		return ret;
+
+	switch (mx->scale_layout) {
+	case DRM_MXACCEL_LAYOUT_PLAIN:
+		stride = mx->scale_stride ? mx->scale_stride : blocks;
+		if (stride < blocks)
+			return mxaccel_inval(drm, -EINVAL,
+					     "submit: op %u %s: scale_stride %llu below a row (%llu)\n",
+					     op, name, stride, blocks);
+		return add_span(ctx, op, data + 1, name, mx->scale_handle,
+				mx->scale_offset, rows, stride, blocks, access);
+	case DRM_MXACCEL_LAYOUT_SWIZZLED:
+		if (mx->scale_stride)
+			return mxaccel_inval(drm, -EINVAL,
+					     "submit: op %u %s: scale_stride with swizzled scales\n",
+					     op, name);
+		return add_span(ctx, op, data + 1, name, mx->scale_handle,
+				mx->scale_offset, 1, 0,
+				mxcore_swizzle_bytes(rows, blocks), access);
+	}
+	return mxaccel_inval(drm, -EINVAL, "submit: op %u %s: scale layout %u\n",
+			     op, name, mx->scale_layout);
+}
+
+static int check_dense(struct check_ctx *ctx, u32 op,
+		       const struct drm_mxaccel_dense_operand *d, u32 rows,
+		       u32 cols, unsigned int access)
+{
+	struct drm_device *drm = ctx->drm;
+	u64 es, row_bytes, stride;
+
+	if (d->dtype == DRM_MXACCEL_DTYPE_F32)
+		es = 4;
+	else if (d->dtype == DRM_MXACCEL_DTYPE_BF16)
+		es = 2;
+	else
+		return mxaccel_inval(drm, -EINVAL, "submit: op %u c: dtype %u\n",
+				     op, d->dtype);
+	row_bytes = cols * es;
+	stride = d->stride ? d->stride : row_bytes;
+	if (stride < row_bytes || stride % es || d->offset % es)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u c: offset %llu / stride %llu (row %llu bytes, element %llu)\n",
+				     op, d->offset, stride, row_bytes, es);
+	return add_span(ctx, op, MXACCEL_OPND_C, "c", d->handle, d->offset, rows,
+			stride, row_bytes, access);
+}
+
+static bool dim_ok(const struct check_ctx *ctx, u32 v)
+{
+	return v >= 1 && v <= ctx->limits->max_dim;
+}
+
+static int check_op(struct check_ctx *ctx, u32 i,
+		    const struct drm_mxaccel_op *op)
+{
+	const struct mxaccel_engine_limits *lim = ctx->limits;
+	struct drm_device *drm = ctx->drm;
+	int ret;
+
+	if (op->reserved[0] || op->reserved[1])
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u: reserved is not zero\n", i);
+	if (op->kind >= 64 || !(lim->op_mask & BIT_ULL(op->kind)))
+		return mxaccel_inval(drm, -EINVAL, "submit: op %u: kind %u\n",
+				     i, op->kind);
+	if (!dim_ok(ctx, op->m) || !dim_ok(ctx, op->k) || op->k % MXCORE_BLOCK)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u: m %u / k %u (1..%u, k a multiple of 32)\n",
+				     i, op->m, op->k, lim->max_dim);
+
+	if (op->kind == DRM_MXACCEL_OP_GEMM) {
+		if (op->flags & ~DRM_MXACCEL_OP_ACCUMULATE)
+			return mxaccel_inval(drm, -EINVAL,
+					     "submit: op %u: unknown flags 0x%x\n",
+					     i, op->flags);
+		if (op->scale_mode)
+			return mxaccel_inval(drm, -EINVAL,
+					     "submit: op %u: scale_mode set on a GEMM\n",
+					     i);
+		if (!dim_ok(ctx, op->n))
+			return mxaccel_inval(drm, -EINVAL,
+					     "submit: op %u: n %u (1..%u)\n",
+					     i, op->n, lim->max_dim);
+		ret = check_mx(ctx, i, "a", &op->a, op->m, op->k, MXACCEL_OPND_A_DATA,
+			       MXACCEL_BO_READ);
+		if (!ret)
+			ret = check_mx(ctx, i, "b", &op->b, op->n, op->k,
+				       MXACCEL_OPND_B_DATA, MXACCEL_BO_READ);
+		/* C is an input too when accumulating. */
+		if (!ret)
+			ret = check_dense(ctx, i, &op->c, op->m, op->n,
+					  op->flags & DRM_MXACCEL_OP_ACCUMULATE ?
+					  MXACCEL_BO_READ | MXACCEL_BO_WRITE :
+					  MXACCEL_BO_WRITE);
+		return ret;
+	}
+
+	/* QUANTIZE */
+	if (op->flags)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u: flags set on a QUANTIZE\n", i);
+	if (op->n || memchr_inv(&op->b, 0, sizeof(op->b)))
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u: n or b set on a QUANTIZE\n",
+				     i);
+	if (op->scale_mode >= 64 || !(lim->mode_mask & BIT_ULL(op->scale_mode)))
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u: scale_mode %u\n", i,
+				     op->scale_mode);
+	ret = check_mx(ctx, i, "a", &op->a, op->m, op->k, MXACCEL_OPND_A_DATA,
+		       MXACCEL_BO_WRITE);
+	if (!ret)
+		ret = check_dense(ctx, i, &op->c, op->m, op->k, MXACCEL_BO_READ);
+	return ret;
+}
+
+static bool spans_overlap(const struct mxaccel_span *x, const struct mxaccel_span *y)
+{
+	return x->used && y->used && x->bo == y->bo && x->lo < y->hi &&
+	       y->lo < x->hi;
+}
+
+/* Outputs must not overlap any other operand of their op. */
+static int check_aliasing(struct check_ctx *ctx, u32 i)
+{
+	const struct drm_mxaccel_op *op = &ctx->job->ops[i];
+	const struct mxaccel_span *sp = ctx->job->spans[i];
+	unsigned int out, in;
+
+	for (out = 0; out < MXACCEL_OPND_COUNT; out++) {
+		bool is_out = op->kind == DRM_MXACCEL_OP_GEMM ?
+			      out == MXACCEL_OPND_C :
+			      out == MXACCEL_OPND_A_DATA || out == MXACCEL_OPND_A_SCALE;
+
+		if (!is_out)
+			continue;
+		for (in = 0; in < MXACCEL_OPND_COUNT; in++)
+			if (in != out && spans_overlap(&sp[out], &sp[in]))
+				return mxaccel_inval(ctx->drm, -EINVAL,
+						     "submit: op %u: output operand %u overlaps operand %u\n",
+						     i, out, in);
+	}
+	return 0;
+}
+
+int mxaccel_validate_op(struct mxaccel_job *job, struct drm_file *file,
+			u32 i)
+{
+	struct mxaccel_device *mdev = to_mxaccel(file->minor->dev);
+	struct check_ctx ctx = {
+		.drm = &mdev->drm,
+		.file = file,
+		.job = job,
+		.limits = &mdev->engine->limits,
+	};
+	int ret = check_op(&ctx, i, &job->ops[i]);
+
+	return ret ? ret : check_aliasing(&ctx, i);
+}
