@@ -78,5 +78,7 @@ void accel_queue_put(struct accel_device *ad, struct accel_queue *q);
 /* accel_submit.c: jobs to the device queue, and their fences. */
 int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 		 unsigned int count, struct mxa_fence **out);
+int accel_submit_wait(struct mxa_device *dev, const struct mxa_work *works,
+		      unsigned int count);
 
 #endif /* MXA_ACCEL_H */

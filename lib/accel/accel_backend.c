@@ -42,11 +42,11 @@ static int read_caps(struct accel_device *ad)
 {
 	int ret;
 
+	/* Version 1 lacks only the one-ioctl submit and wait (see submit). */
 	ret = get_param(ad, DRM_MXACCEL_PARAM_UAPI_VERSION, &ad->uapi);
-	if (!ret && ad->uapi < DRM_MXACCEL_UAPI_VERSION)
-		ret = mxa__err(-ENODEV, "%s: uapi version %llu, need %d",
-			       ad->path, (unsigned long long)ad->uapi,
-			       DRM_MXACCEL_UAPI_VERSION);
+	if (!ret && ad->uapi < 1)
+		ret = mxa__err(-ENODEV, "%s: uapi version %llu, need 1",
+			       ad->path, (unsigned long long)ad->uapi);
 	if (!ret)
 		ret = get_param(ad, DRM_MXACCEL_PARAM_ENGINE_KIND,
 				&ad->engine_kind);
@@ -372,6 +372,7 @@ const struct mxa_backend mxa_accel_backend = {
 	.buf_export = accel_buf_export,
 	.buf_import = accel_buf_import,
 	.submit = accel_submit,
+	.submit_wait = accel_submit_wait,
 	.kernels = accel_kernels,
 	.n_kernels = MXA_ARRAY_SIZE(accel_kernels),
 };

@@ -134,18 +134,30 @@ static const struct mxa_fence_ops accel_fence_ops = {
 	.release = accel_fence_release,
 };
 
+/*
+ * One SUBMIT.  With wait (uapi 2), the driver also waits for the job: then
+ * *done says whether it finished (a signal can end the wait early) and
+ * *status is its status.
+ */
 static int submit_chunk(struct accel_queue *q, struct drm_mxaccel_op *ops,
-			unsigned int count, uint64_t *seqno)
+			unsigned int count, bool wait, uint64_t *seqno,
+			bool *done, int *status)
 {
 	struct drm_mxaccel_submit s = {
 		.queue_id = q->id,
+		.flags = wait ? DRM_MXACCEL_SUBMIT_WAIT : 0,
 		.ops = (uintptr_t)ops,
 		.op_count = count,
 		.op_size = sizeof(*ops),
+		.wait_timeout_ns = wait ? INT64_MAX : 0,
 	};
 	int ret = accel_ioctl(q->fd, DRM_IOCTL_MXACCEL_SUBMIT, &s);
 
 	*seqno = s.seqno;
+	if (done) {
+		*done = !ret && (s.out_flags & DRM_MXACCEL_SUBMIT_OUT_DONE);
+		*status = s.status;
+	}
 	return ret;
 }
 
@@ -175,7 +187,8 @@ int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 	for (i = 0; i < chunks; i++) {
 		unsigned int n = count - i * per < per ? count - i * per : per;
 
-		ret = submit_chunk(f->queue, ops + i * per, n, &f->seqnos[i]);
+		ret = submit_chunk(f->queue, ops + i * per, n, false,
+				   &f->seqnos[i], NULL, NULL);
 		if (ret)
 			break;
 		f->count++;
@@ -196,6 +209,71 @@ int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 	return 0;
 
 err_free:
+	free(ops);
+	free(f);
+	return ret;
+}
+
+/*
+ * A synchronous call: works that fit one SUBMIT go with
+ * DRM_MXACCEL_SUBMIT_WAIT, one ioctl for submit and wait (and, for a small
+ * job on an idle queue, the driver runs it before returning).  Anything
+ * else, an older driver, or a wait cut short takes the fence path.
+ */
+int accel_submit_wait(struct mxa_device *dev, const struct mxa_work *works,
+		      unsigned int count)
+{
+	struct accel_device *ad = accel_dev(dev);
+	struct drm_mxaccel_op *ops;
+	struct accel_fence *f;
+	struct mxa_fence *fence;
+	unsigned int i;
+	bool done;
+	int ret, status;
+
+	if (ad->uapi < 2 || count > (ad->max_ops ? ad->max_ops : 1)) {
+		ret = accel_submit(dev, works, count, &fence);
+		if (!ret) {
+			ret = mxa_fence_wait(fence, -1);
+			mxa_fence_free(fence);
+		}
+		return ret;
+	}
+	ops = calloc(count, sizeof(*ops));
+	f = calloc(1, sizeof(*f) + sizeof(f->seqnos[0]));
+	if (!ops || !f) {
+		free(ops);
+		free(f);
+		return -ENOMEM;
+	}
+	for (i = 0; i < count; i++)
+		encode(&ops[i], &works[i].job);
+	ret = accel_queue_get(ad, &f->queue);
+	if (ret)
+		goto out_free;
+	f->base.ops = &accel_fence_ops;
+	f->dev = dev;
+	ret = submit_chunk(f->queue, ops, count, true, &f->seqnos[0], &done,
+			   &status);
+	if (ret) {
+		mxa__dbg("%s: SUBMIT: %s", dev->info.name, mxa_strerror(ret));
+		accel_queue_put(ad, f->queue);
+		goto out_free;
+	}
+	f->count = 1;
+	if (done) {
+		f->complete = true;
+		f->status = status;
+		if (status == -ETIMEDOUT || status == -ECANCELED)
+			f->queue->guilty = true;
+		if (status)
+			mxa__dbg("%s: job failed: %s", dev->info.name,
+				 mxa_strerror(status));
+	}
+	ret = accel_fence_wait(&f->base, -1);
+	accel_fence_release(&f->base);
+	f = NULL;
+out_free:
 	free(ops);
 	free(f);
 	return ret;

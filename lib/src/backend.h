@@ -79,6 +79,12 @@ struct mxa_backend {
 	 */
 	int (*submit)(struct mxa_device *dev, const struct mxa_work *works,
 		      unsigned int count, struct mxa_fence **out);
+	/*
+	 * Optional: submit and wait until done, for a synchronous call (the
+	 * accel backend does both in one ioctl); else submit + fence wait.
+	 */
+	int (*submit_wait)(struct mxa_device *dev, const struct mxa_work *works,
+			   unsigned int count);
 	/* Optional: dma-buf sharing. */
 	int (*buf_export)(struct mxa_buffer *buf, int *fd);
 	int (*buf_import)(struct mxa_buffer *buf, int fd);

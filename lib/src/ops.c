@@ -92,6 +92,8 @@ static int dispatch(struct mxa_device *dev, const struct mxa_work *works,
 
 	for (i = 0; i < count; i++)
 		queued = queued && !works[i].kernel->run;
+	if (queued && !fence && dev->backend->submit_wait)
+		return dev->backend->submit_wait(dev, works, count);
 	if (queued) {
 		ret = dev->backend->submit(dev, works, count, fence ? fence : &f);
 		if (ret || fence)
