@@ -325,8 +325,8 @@ TEST_F(core, sync_file_of_inline_job)
  */
 TEST_F(core, status_after_job_freed)
 {
-	struct drm_mxaccel_op op;
-	struct mxt_bo bo;
+	struct drm_mxaccel_op op, op2;
+	struct mxt_bo bo, bo2;
 	__u32 q1, s1, q2, s2;
 	__u64 j1, j2, j3;
 	int status;
@@ -348,7 +348,10 @@ TEST_F(core, status_after_job_freed)
 	ASSERT_EQ(0, mxt_submit(self->fd, q1, &op, 1, &j2));
 	ASSERT_EQ(0, mxt_syncobj_timeline_wait(self->fd, s1, j2,
 					       mxt_job_deadline(), 0));
-	ASSERT_EQ(0, mxt_submit_flags(self->fd, q2, &op, 1,
+	/* On a buffer object of its own: no dependency on the failed jobs. */
+	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo2));
+	mxt_ones_gemm(&op2, &bo2);
+	ASSERT_EQ(0, mxt_submit_flags(self->fd, q2, &op2, 1,
 				      DRM_MXACCEL_SUBMIT_NO_INLINE, &j3));
 	ASSERT_EQ(0, mxt_syncobj_timeline_wait(self->fd, s2, j3,
 					       mxt_job_deadline(), 0));
@@ -360,7 +363,8 @@ TEST_F(core, status_after_job_freed)
 	EXPECT_EQ(-ECANCELED, status);
 	ASSERT_EQ(0, mxt_job_wait(self->fd, q2, j3, 0, &status));
 	EXPECT_EQ(0, status);
-	EXPECT_EQ(0, mxt_ones_wrong(&bo));
+	EXPECT_EQ(0, mxt_ones_wrong(&bo2));
+	mxt_bo_free(self->fd, &bo2);
 	/* And with a deadline: the same, at once. */
 	ASSERT_EQ(0, mxt_job_wait(self->fd, q1, j1, mxt_job_deadline(),
 				  &status));

@@ -67,6 +67,8 @@ static int submit(int fd, struct drm_mxaccel_submit *args)
 TEST_F(limits, queue_depth)
 {
 	struct drm_mxaccel_submit args;
+	struct drm_mxaccel_op op2;
+	struct mxt_bo bo2;
 	__u32 q, s, q2, s2, q3;
 	__u64 v, seqno, point;
 	int i, status;
@@ -99,8 +101,13 @@ TEST_F(limits, queue_depth)
 	}
 	/* Nothing was queued: seqno 5 was never issued. */
 	EXPECT_EQ(-EINVAL, mxt_job_wait(self->fd, q, 5, 0, &status));
-	/* The limit is per queue. */
-	ASSERT_EQ(0, mxt_submit_flags(self->fd, q2, &self->op, 1,
+	/*
+	 * The limit is per queue.  A buffer object of its own: the canceled
+	 * jobs below must not be its dependencies.
+	 */
+	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo2));
+	mxt_ones_gemm(&op2, &bo2);
+	ASSERT_EQ(0, mxt_submit_flags(self->fd, q2, &op2, 1,
 				      DRM_MXACCEL_SUBMIT_NO_INLINE, &seqno));
 	EXPECT_EQ(1, seqno);
 
@@ -116,15 +123,16 @@ TEST_F(limits, queue_depth)
 	EXPECT_EQ(0, status);
 
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q3, NULL));
-	memset(mxt_bo_at(&self->bo, MXT_ONES_C), 0, 4096);
+	memset(mxt_bo_at(&bo2, MXT_ONES_C), 0, 4096);
 	for (i = 1; i <= 4; i++)
-		ASSERT_EQ(0, mxt_submit_flags(self->fd, q3, &self->op, 1,
+		ASSERT_EQ(0, mxt_submit_flags(self->fd, q3, &op2, 1,
 					      DRM_MXACCEL_SUBMIT_NO_INLINE,
 					      &seqno));
 	EXPECT_EQ(0, mxt_job_wait(self->fd, q3, seqno, mxt_job_deadline(),
 				  &status));
 	EXPECT_EQ(0, status);
-	EXPECT_EQ(0, mxt_ones_wrong(&self->bo));
+	EXPECT_EQ(0, mxt_ones_wrong(&bo2));
+	mxt_bo_free(self->fd, &bo2);
 }
 
 /*
