@@ -253,7 +253,8 @@ TEST_F(submit, op_size_too_small)
 TEST_F(submit, op_size_larger)
 {
 	const size_t base = sizeof(struct drm_mxaccel_op);
-	static const size_t extra[] = { 1, 8, 64, 4096 };
+	/* Up to DRM_MXACCEL_MAX_ELEM_SIZE (beyond it: -E2BIG, limits_test). */
+	const size_t extra[] = { 1, 8, 64, DRM_MXACCEL_MAX_ELEM_SIZE - base };
 	struct drm_mxaccel_submit args;
 	unsigned int i;
 	__u8 *buf;
@@ -933,7 +934,7 @@ TEST_F(submit, failure_queues_nothing)
 
 	/* Arguments. */
 	mxt_submit_init(&args, self->queue, ops, 2);
-	args.flags = 1;
+	args.flags = 1u << 2;	/* not a defined flag */
 	EXPECT_EQ(-EINVAL, do_submit(_metadata, self->fd, &args));
 	/* The second op. */
 	mxt_submit_init(&args, self->queue, ops, 2);
