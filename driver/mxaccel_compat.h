@@ -8,6 +8,7 @@
 #define MXACCEL_COMPAT_H
 
 #include <linux/dma-buf.h>
+#include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/gpu_scheduler.h>
@@ -17,12 +18,32 @@
 #if defined(MXACCEL_HAVE_DRM_ACCEL)
 #include <drm/drm_accel.h>
 #define MXACCEL_DRIVER_NODE_FEATURE	DRIVER_COMPUTE_ACCEL
-#define MXACCEL_DEFINE_FOPS(name)	DEFINE_DRM_ACCEL_FOPS(name)
+#define MXACCEL_BASE_FOPS		DRM_ACCEL_FOPS
 #else
 /* No accel subsystem (before 6.2): a render node. */
 #define MXACCEL_DRIVER_NODE_FEATURE	DRIVER_RENDER
-#define MXACCEL_DEFINE_FOPS(name)	DEFINE_DRM_GEM_FOPS(name)
+#define MXACCEL_BASE_FOPS		DRM_GEM_FOPS
 #endif
+
+/*
+ * fdinfo: the DRM core prints the common keys and calls the driver since
+ * 6.5; before, the driver prints them all from its file operations.
+ */
+#if defined(MXACCEL_HAVE_DRM_SHOW_FDINFO)
+#define MXACCEL_FOPS_SHOW_FDINFO	drm_show_fdinfo
+#define MXACCEL_DRIVER_SHOW_FDINFO(fn)	.show_fdinfo = fn,
+#else
+#define MXACCEL_FOPS_SHOW_FDINFO	mxaccel_show_fdinfo_legacy
+#define MXACCEL_DRIVER_SHOW_FDINFO(fn)
+#endif
+
+static inline void mxaccel_show_memory_stats(struct drm_printer *p,
+					     struct drm_file *file)
+{
+#if defined(MXACCEL_HAVE_DRM_SHOW_MEMORY_STATS)
+	drm_show_memory_stats(p, file);
+#endif
+}
 
 /* struct drm_driver lost .date in Linux 6.14. */
 #if defined(MXACCEL_HAVE_DRIVER_DATE)

@@ -19,6 +19,7 @@
 #include "mxaccel_debugfs.h"
 #include "mxaccel_drv.h"
 #include "mxaccel_engine.h"
+#include "mxaccel_fdinfo.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
 #include "mxaccel_queue.h"
@@ -106,7 +107,11 @@ static int mxaccel_open(struct drm_device *drm, struct drm_file *file)
 		return -ENOMEM;
 	mfile->mdev = to_mxaccel(drm);
 	mfile->file = file;
-	mfile->client_id = atomic64_inc_return(&mfile->mdev->next_client);
+	mfile->client = mxaccel_client_create(atomic64_inc_return(&mfile->mdev->next_client));
+	if (!mfile->client) {
+		kfree(mfile);
+		return -ENOMEM;
+	}
 	xa_init_flags(&mfile->queues, XA_FLAGS_ALLOC1);
 	mutex_init(&mfile->lock);
 	file->driver_priv = mfile;
@@ -120,6 +125,7 @@ static void mxaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	mxaccel_queue_destroy_all(mfile);
 	xa_destroy(&mfile->queues);
 	mutex_destroy(&mfile->lock);
+	mxaccel_client_put(mfile->client);
 	kfree(mfile);
 }
 
@@ -137,7 +143,11 @@ static const struct drm_ioctl_desc mxaccel_ioctls[] = {
 	MXACCEL_IOCTL(JOB_WAIT, job_wait),
 };
 
-MXACCEL_DEFINE_FOPS(mxaccel_fops);
+static const struct file_operations mxaccel_fops = {
+	.owner = THIS_MODULE,
+	MXACCEL_BASE_FOPS,
+	.show_fdinfo = MXACCEL_FOPS_SHOW_FDINFO,
+};
 
 static const struct drm_driver mxaccel_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_SYNCOBJ |
@@ -145,6 +155,7 @@ static const struct drm_driver mxaccel_driver = {
 			   MXACCEL_DRIVER_NODE_FEATURE,
 	.open = mxaccel_open,
 	.postclose = mxaccel_postclose,
+	MXACCEL_DRIVER_SHOW_FDINFO(mxaccel_show_fdinfo)
 	.gem_create_object = mxaccel_gem_create_object,
 	DRM_GEM_SHMEM_DRIVER_OPS,
 	.ioctls = mxaccel_ioctls,

@@ -15,6 +15,7 @@
 #include "mxaccel_accel.h"
 
 struct dentry;
+struct mxaccel_client;
 struct mxaccel_engine;
 struct mxaccel_ring;
 struct workqueue_struct;
@@ -51,13 +52,11 @@ static inline struct mxaccel_device *to_mxaccel(struct drm_device *drm)
 struct mxaccel_file {
 	struct mxaccel_device *mdev;
 	struct drm_file *file;
-	u64 client_id;
+	struct mxaccel_client *client;	/* fdinfo statistics */
 	struct xarray queues;		/* queue id -> struct mxaccel_queue */
 	u32 next_queue_id;		/* for xa_alloc_cyclic() */
 	struct mutex lock;		/* serialises queue create/destroy */
 	unsigned int n_queues;
-	/* Engine time of this file's finished jobs per ring, for fdinfo. */
-	atomic64_t *busy_ns;
 };
 
 /* The debug mask module parameter gates user-mistake messages. */

@@ -16,6 +16,7 @@
 #include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
 #include "mxaccel_engine.h"
+#include "mxaccel_fdinfo.h"
 #include "mxaccel_fence.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_job.h"
@@ -490,10 +491,12 @@ void mxaccel_job_complete(struct mxaccel_job *job, int err)
 			dma_fence_set_error(&job->base.s_fence->finished, err);
 		dma_fence_set_error(fence, err);
 	}
-	if (job->started)
-		mxaccel_ring_job_ended(job->ring, job,
-				       ktime_to_ns(ktime_sub(ktime_get(),
-							     job->started)));
+	if (job->started) {
+		u64 busy = ktime_to_ns(ktime_sub(ktime_get(), job->started));
+
+		atomic64_add(busy, &job->queue->client->busy_ns[job->ring->index]);
+		mxaccel_ring_job_ended(job->ring, job, busy);
+	}
 	/* Signalling may free the job: keep the fence. */
 	dma_fence_get(fence);
 	dma_fence_signal(fence);

@@ -22,6 +22,7 @@
 
 #include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
+#include "mxaccel_fdinfo.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
 #include "mxaccel_queue.h"
@@ -58,6 +59,7 @@ static void queue_release_work(struct work_struct *work)
 	list_del(&q->link);
 	mutex_unlock(&mdev->queues_lock);
 	mxaccel_ring_put(q->ring);
+	mxaccel_client_put(q->client);
 	mutex_destroy(&q->submit_lock);
 	kvfree(q->slots);
 	kfree(q);
@@ -154,6 +156,7 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 	}
 	kref_init(&q->ref);
 	q->mdev = mdev;
+	q->client = mfile->client;
 	q->serial = atomic_inc_return(&mdev->next_queue);
 	q->priority = priority;
 	q->timeout = msecs_to_jiffies(READ_ONCE(mxaccel_job_timeout_ms));
@@ -167,6 +170,7 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 	ret = drm_syncobj_create(&q->syncobj, 0, NULL);
 	if (ret)
 		goto err_free;
+	mxaccel_client_get(q->client);
 	q->ring = mxaccel_ring_get(mdev);
 	sched_list[0] = &q->ring->sched;
 	ret = drm_sched_entity_init(&q->entity, prio, sched_list, 1,
@@ -180,6 +184,7 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 
 err_ring:
 	mxaccel_ring_put(q->ring);
+	mxaccel_client_put(q->client);
 	drm_syncobj_put(q->syncobj);
 err_free:
 	mutex_destroy(&q->submit_lock);

@@ -33,6 +33,7 @@ struct mxaccel_queue {
 	struct kref ref;
 	struct mxaccel_device *mdev;
 	struct mxaccel_ring *ring;
+	struct mxaccel_client *client;	/* of the creating file */
 	u32 id;				/* in its file */
 	u32 serial;			/* on the device, for names */
 	u32 priority;			/* enum drm_mxaccel_queue_priority */
