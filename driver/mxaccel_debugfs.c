@@ -62,7 +62,7 @@ static int queues_show(struct seq_file *m, void *unused)
 
 		spin_lock(&q->status_lock);
 		last = q->last_seqno;
-		in_flight = q->in_flight;
+		in_flight = q->unfinished;
 		spin_unlock(&q->status_lock);
 		seq_printf(m, "%5u  %-6d  %4u  %-8s  %-7s  %10llu  %10u\n",
 			   q->serial, q->pid, q->ring->index,

@@ -80,19 +80,28 @@ static int copy_ops(struct mxaccel_job *job, struct drm_file *file,
 	return 0;
 }
 
-/* A dependency: the scheduler waits for it, we keep it to check errors. */
+/*
+ * A dependency whose result the job consumes: the scheduler waits for it,
+ * and we keep it to cancel the job if it fails.  One that has signalled
+ * already is only waited for: whoever submits after a failure could see it
+ * and chose to go on (a buffer object is not poisoned forever by one
+ * failed job); a job queued behind a producer that fails later could not.
+ */
 static int add_dep(struct mxaccel_job *job, struct dma_fence *fence)
 {
 	u32 id;
 	int ret;
 
-	ret = xa_alloc(&job->deps, &id, fence, xa_limit_32b,
-		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		dma_fence_put(fence);
-		return ret;
+	if (!dma_fence_is_signaled(fence)) {
+		ret = xa_alloc(&job->deps, &id, fence, xa_limit_32b,
+			       GFP_KERNEL_ACCOUNT);
+		if (ret) {
+			dma_fence_put(fence);
+			return ret;
+		}
+		dma_fence_get(fence);
 	}
-	return drm_sched_job_add_dependency(&job->base, dma_fence_get(fence));
+	return drm_sched_job_add_dependency(&job->base, fence);
 }
 
 static int add_in_syncs(struct mxaccel_job *job, struct drm_file *file,
@@ -289,11 +298,12 @@ static bool can_run_inline(struct mxaccel_job *job,
 	if (!job->ring->mdev->engine->ops->run_inline ||
 	    (args->flags & DRM_MXACCEL_SUBMIT_NO_INLINE) ||
 	    job->work > READ_ONCE(mxaccel_inline_max_work) ||
-	    READ_ONCE(mxaccel_test_hang) || READ_ONCE(q->in_flight) ||
+	    READ_ONCE(mxaccel_test_hang) || READ_ONCE(q->unfinished) ||
 	    atomic_read(&q->guilty) || mxaccel_queue_dying(q))
 		return false;
 	xa_for_each(&job->deps, i, fence)
-		if (dma_fence_get_status(fence) != 1)
+		if (dma_fence_get_status(fence) != 1 ||
+		    dma_fence_get_status(dma_fence_chain_contained(fence)) < 0)
 			return false;
 	for (i = 0; i < job->bo_count; i++)
 		if (!dma_resv_test_signaled(job->bos[i].bo->base.base.resv,
@@ -477,6 +487,7 @@ bool mxaccel_job_abort(struct mxaccel_job *job, int err)
 void mxaccel_job_complete(struct mxaccel_job *job, int err)
 {
 	struct dma_fence *fence = &job->fence->base;
+	struct mxaccel_queue *q = job->queue;
 
 	spin_lock(&job->lock);
 	job->ended = true;
@@ -497,8 +508,12 @@ void mxaccel_job_complete(struct mxaccel_job *job, int err)
 		atomic64_add(busy, &job->queue->client->busy_ns[job->ring->index]);
 		mxaccel_ring_job_ended(job->ring, job, busy);
 	}
-	/* Signalling may free the job: keep the fence. */
+	/* Signalling may free the job: keep the fence and the queue. */
+	mxaccel_queue_get(q);
 	dma_fence_get(fence);
 	dma_fence_signal(fence);
 	dma_fence_put(fence);
+	/* Only now: a queue with no unfinished job has all fences signalled. */
+	mxaccel_queue_job_done(q);
+	mxaccel_queue_put(q);
 }

@@ -63,14 +63,17 @@ static void queue_release_work(struct work_struct *work)
 	mutex_destroy(&q->submit_lock);
 	kvfree(q->slots);
 	kfree(q);
-	atomic_dec(&mdev->n_queues);
 }
 
 static void queue_release(struct kref *ref)
 {
 	struct mxaccel_queue *q = container_of(ref, struct mxaccel_queue, ref);
 
-	/* The last put may come from free_job(): tear down elsewhere. */
+	/*
+	 * The queue has no job left: its place in the device's limit is free
+	 * now.  The last put may come from free_job(): tear down elsewhere.
+	 */
+	atomic_dec(&q->mdev->n_queues);
 	queue_work(q->mdev->release_wq, &q->release_work);
 }
 
@@ -84,7 +87,7 @@ int mxaccel_queue_job_admit(struct mxaccel_queue *q)
 	unsigned int depth = READ_ONCE(mxaccel_queue_depth);
 
 	lockdep_assert_held(&q->submit_lock);
-	if (READ_ONCE(q->in_flight) >= depth)
+	if (READ_ONCE(q->unfinished) >= depth)
 		return mxaccel_inval(&q->mdev->drm, -EBUSY,
 				     "submit: queue %u holds %u unfinished jobs (queue_depth)\n",
 				     q->id, depth);
@@ -96,26 +99,43 @@ void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,
 {
 	struct mxaccel_job_slot *slot = &q->slots[seqno % MXACCEL_STATUS_WINDOW];
 
+	struct dma_fence *stale;
+
 	lockdep_assert_held(&q->submit_lock);
 	spin_lock(&q->status_lock);
-	/* in_flight < depth < window: the slot's last job is done. */
+	/*
+	 * The slot's last job (STATUS_WINDOW seqnos ago, so its fence has
+	 * signalled: depth < window) is normally freed; if not, it leaves the
+	 * window now and will not touch the slot again.
+	 */
+	stale = slot->done;
+	slot->seqno = seqno;
 	slot->done = dma_fence_get(done);
 	slot->status = 0;
 	q->last_seqno = seqno;
-	q->in_flight++;
+	q->unfinished++;
+	spin_unlock(&q->status_lock);
+	dma_fence_put(stale);
+}
+
+void mxaccel_queue_job_done(struct mxaccel_queue *q)
+{
+	spin_lock(&q->status_lock);
+	q->unfinished--;
 	spin_unlock(&q->status_lock);
 }
 
 void mxaccel_queue_job_finish(struct mxaccel_queue *q, u64 seqno, int status)
 {
 	struct mxaccel_job_slot *slot = &q->slots[seqno % MXACCEL_STATUS_WINDOW];
-	struct dma_fence *done;
+	struct dma_fence *done = NULL;
 
 	spin_lock(&q->status_lock);
-	done = slot->done;
-	slot->done = NULL;
-	slot->status = status;
-	q->in_flight--;
+	if (slot->seqno == seqno) {
+		done = slot->done;
+		slot->done = NULL;
+		slot->status = status;
+	}
 	spin_unlock(&q->status_lock);
 	dma_fence_put(done);
 }

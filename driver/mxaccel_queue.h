@@ -25,7 +25,8 @@ struct mxaccel_ring;
 
 /* The status of one of the queue's last STATUS_WINDOW jobs. */
 struct mxaccel_job_slot {
-	struct dma_fence *done;		/* while the job is unfinished */
+	u64 seqno;
+	struct dma_fence *done;		/* until the job is freed */
 	int status;
 };
 
@@ -49,10 +50,10 @@ struct mxaccel_queue {
 
 	/* Held across push, so seqno order is push order. */
 	struct mutex submit_lock;
-	/* Protects last_seqno (also under submit_lock), in_flight, slots. */
+	/* Protects last_seqno (also under submit_lock), unfinished, slots. */
 	spinlock_t status_lock;
 	u64 last_seqno;
-	unsigned int in_flight;		/* pushed, not yet freed */
+	unsigned int unfinished;	/* pushed, fence not yet signalled */
 	struct mxaccel_job_slot *slots;
 
 	struct list_head link;		/* mdev->queues */
@@ -70,15 +71,15 @@ static inline bool mxaccel_queue_dying(struct mxaccel_queue *q)
 }
 
 /*
- * Job bookkeeping, under submit_lock: may another job be pushed (-EBUSY
- * when the queue is full), and record a pushed job (the slot keeps a
- * reference to its fence for JOB_WAIT).  finish() records the status of a
- * job that will not be touched again; then the job's queue reference may
- * be dropped.
+ * Job bookkeeping.  Under submit_lock: may another job be pushed (-EBUSY
+ * when the queue has queue_depth unfinished jobs), and record a pushed job
+ * (its slot keeps a reference to its fence for JOB_WAIT).  done(): its
+ * fence has signalled.  finish(): the job is freed; its status stays.
  */
 int mxaccel_queue_job_admit(struct mxaccel_queue *q);
 void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,
 			      struct dma_fence *done);
+void mxaccel_queue_job_done(struct mxaccel_queue *q);
 void mxaccel_queue_job_finish(struct mxaccel_queue *q, u64 seqno, int status);
 
 int mxaccel_ioctl_queue_create(struct drm_device *drm, void *data,

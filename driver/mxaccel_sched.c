@@ -9,6 +9,7 @@
  * reference (see mxaccel_fence.c).  Nothing here allocates: the fence and
  * whatever the engine needs were allocated at SUBMIT.
  */
+#include <linux/dma-fence-chain.h>
 #include <linux/dma-fence.h>
 
 #include "mxaccel_compat.h"
@@ -19,14 +20,18 @@
 #include "mxaccel_queue.h"
 #include "mxaccel_ring.h"
 
-/* -ECANCELED if a dependency (all have signalled by now) failed. */
+/*
+ * -ECANCELED if a consumed dependency (all have signalled by now) failed.
+ * A timeline point is a chain link, which does not carry the error of the
+ * fence it holds: look at that fence.
+ */
 static int deps_status(struct mxaccel_job *job)
 {
 	struct dma_fence *fence;
 	unsigned long i;
 
 	xa_for_each(&job->deps, i, fence)
-		if (dma_fence_get_status(fence) < 0)
+		if (dma_fence_get_status(dma_fence_chain_contained(fence)) < 0)
 			return -ECANCELED;
 	return 0;
 }
