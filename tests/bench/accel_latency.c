@@ -24,8 +24,10 @@
  * Medians (and 10th / 90th percentiles) of many runs, in microseconds,
  * and each median as a multiple of the GET_PARAM median.  Under qemu's TCG
  * every number is inflated (an ioctl is a full emulated syscall); the
- * ratios are what carries over.  Usage: accel_latency [--quick].
- * Exits 4 without an accel device.
+ * ratios are what carries over.  Usage: accel_latency [--quick | --trace].
+ * --trace only runs ten one-ioctl submit+waits of each job size, for
+ * tracing them (tests/bench/accel_trace.sh).  Exits 4 without an accel
+ * device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -536,6 +538,36 @@ static void bench_library(struct mxa_device *dev, struct mxa_device *cpu,
 	free(cs);
 }
 
+/* Ten SUBMIT_WAITs of 1x1x32 and of 32x32x32, for a tracer to watch. */
+static int trace_jobs(void)
+{
+	struct drm_mxaccel_queue_create qc = { 0 };
+	struct drm_mxaccel_op op;
+	struct bo big, c;
+	unsigned int i;
+	bool in;
+	int fd = e2e_node_open();
+
+	if (fd < 0)
+		return E2E_SKIP;
+	bo_new(fd, 16384, &big);
+	bo_new(fd, 4096, &c);
+	memset(big.map, 0x38, 8192);
+	memset((uint8_t *)big.map + 8192, 127, 8192);
+	if (e2e_ioctl(fd, DRM_IOCTL_MXACCEL_QUEUE_CREATE, &qc))
+		die("QUEUE_CREATE", -EIO);
+	gemm_op(&op, &big, &c, 1, 1, 32);
+	for (i = 0; i < 10; i++)
+		if (submit_wait(fd, qc.queue_id, &op, 0, &in))
+			die("SUBMIT_WAIT 1x1x32", -EIO);
+	gemm_op(&op, &big, &c, 32, 32, 32);
+	for (i = 0; i < 10; i++)
+		if (submit_wait(fd, qc.queue_id, &op, 0, &in))
+			die("SUBMIT_WAIT 32x32x32", -EIO);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct drm_mxaccel_get_param gp = {
@@ -546,6 +578,8 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int fd;
 
+	if (argc > 1 && !strcmp(argv[1], "--trace"))
+		return trace_jobs();
 	if (argc > 1 && !strcmp(argv[1], "--quick")) {
 		iters_null = 2000;
 		iters_job = 200;
