@@ -3,10 +3,12 @@
 #
 # Fetch a Debian kernel for the VM tests and the headers to build against it.
 #
-# Usage: tests/vm/kernel.sh 6.1|6.12
+# Usage: tests/vm/kernel.sh 6.1|6.12|6.12-debug
 #
-#   6.1    the bookworm kernel (linux-image-amd64 from bookworm/-security)
-#   6.12   the bookworm-backports kernel
+#   6.1         the bookworm kernel (linux-image-amd64 from bookworm/-security)
+#   6.12        the bookworm-backports kernel
+#   6.12-debug  our own KASAN/lockdep/kmemleak build of linux-source-6.12
+#               (debug-kernel.sh builds or reuses it; same output lines)
 #
 # The ABI name (e.g. 6.1.0-57-amd64) is resolved from the apt lists each run,
 # never hard-coded: Debian bumps it with every security update and removes
@@ -39,7 +41,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -121,15 +123,6 @@ build_tool_packages() {
 	echo make
 }
 
-# apt-get download drops privileges to _apt; give it a directory it may write.
-download_packages() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	if id _apt >/dev/null 2>&1; then chown _apt "$dir"; fi
-	(cd "$dir" && apt_get download "$@" >&2)
-}
-
 # The flavour Makefile includes the -common one by absolute path
 # (include /usr/src/linux-headers-<x>-common/Makefile); point it into the
 # tree.  scripts/ and tools/ are relative links and work as extracted.
@@ -174,6 +167,8 @@ fetch_kernel_tree() {
 main() {
 	[ $# -eq 1 ] || usage
 	local series=$1 abi root kver t0
+	# Not a Debian package: built from source, cached by its own script.
+	[ "$series" != 6.12-debug ] || exec "$VM_DIR/debug-kernel.sh"
 	t0=$(now)
 	APT_TARGET_RELEASE=$(target_release_for "$series")
 	[ -z "$APT_TARGET_RELEASE" ] || ensure_backports_source

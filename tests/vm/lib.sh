@@ -108,6 +108,15 @@ ensure_backports_source() {
 	apt_update_once
 }
 
+# apt-get download drops privileges to _apt; give it a directory it may write.
+download_packages() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	if id _apt >/dev/null 2>&1; then chown _apt "$dir"; fi
+	(cd "$dir" && apt_get download "$@" >&2)
+}
+
 # Serialise work on one cache entry between concurrent runs (two CI jobs
 # fetching the same kernel must not extract over each other).
 with_lock() {
