@@ -17,6 +17,10 @@
 #   MXACCEL-VM-DMESG-BEGIN / -END     the guest's dmesg between
 #   MXACCEL-VM-EXIT <status>          payload status; 125 = infrastructure
 #
+# On a debug kernel (6.12-debug: kmemleak, lockdep) the payload is followed
+# by a kmemleak scan, whose "kmemleak: N new suspected memory leaks" line
+# in dmesg fails the run, and a check that lockdep is still on.
+#
 # No `set -e`: PID 1 exiting panics the kernel, and a failed step must still
 # reach the dmesg dump and the exit marker.
 
@@ -71,6 +75,45 @@ run_payload() {
 	return $status
 }
 
+# kmemleak ignores objects younger than 5 s and reports an object only on
+# the second scan that finds it unreferenced (the first records its
+# checksum), so: wait, scan twice.  The scan itself prints "kmemleak: N
+# new suspected memory leaks" to dmesg, which run.sh's scan catches; the
+# report (allocation stacks) goes to the console for the log and stderr.
+check_kmemleak() {
+	kl=/sys/kernel/debug/kmemleak
+	[ -e $kl ] || return 0
+	sleep 6
+	if ! { echo scan >$kl && echo scan >$kl; }; then
+		echo "MXACCEL-VM-ERROR kmemleak: scan failed (disabled after an error?)"
+		return 1
+	fi
+	report=$(cat $kl)
+	[ -n "$report" ] || return 0
+	echo "MXACCEL-VM-ERROR kmemleak: suspected leaks (first 100 lines):"
+	printf '%s\n' "$report" | head -n 100 | sed 's/^/MXACCEL-VM-ERROR   /'
+	return 1
+}
+
+# Lockdep switches itself off for good after its first report, after a
+# KASAN report (taint) or when it runs out of table space; a run that
+# ends with debug_locks 0 was not checked to the end.
+check_lockdep() {
+	[ -r /proc/lockdep_stats ] || return 0
+	dl=$(sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats)
+	[ "$dl" = 1 ] && return 0
+	echo "MXACCEL-VM-ERROR lockdep: debug_locks is ${dl:-missing} at the end, not 1: lockdep turned itself off (see the first report in dmesg)"
+	return 1
+}
+
+# Both always run (one failing must not hide the other's report).
+debug_checks() {
+	ok=0
+	check_kmemleak || ok=1
+	check_lockdep || ok=1
+	return $ok
+}
+
 dump_dmesg() {
 	echo "MXACCEL-VM-DMESG-BEGIN"
 	dmesg
@@ -100,6 +143,8 @@ main() {
 	mode=$(cat $CONF/mode 2>/dev/null || echo run)
 	# shellcheck disable=SC1091 # written by initramfs.sh
 	[ -f $CONF/env ] && . $CONF/env
+	# 1 unless run.sh says the kernel is slower (6.12-debug).
+	export MXACCEL_TIME_SCALE="${MXACCEL_TIME_SCALE:-1}"
 	status=125
 	if load_modules; then
 		if [ -s $CONF/cmd ]; then
@@ -110,6 +155,11 @@ main() {
 		fi
 	fi
 	[ "$mode" = shell ] && interactive_shell
+	# A detector's finding fails a run that passed (status 1, as for a
+	# splat in dmesg); a failed run keeps its own status.
+	if ! debug_checks && [ "$status" = 0 ]; then
+		status=1
+	fi
 	dump_dmesg
 	echo "MXACCEL-VM-EXIT $status"
 	power_off

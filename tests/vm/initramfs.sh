@@ -21,6 +21,8 @@
 #                    run's status
 #   --mode run|shell run: power off after COMMAND (default); shell: then
 #                    give an interactive shell on the console
+#   --env NAME=VALUE exported to the payload (e.g. MXACCEL_TIME_SCALE=4);
+#                    may be repeated
 #
 # Contents: static busybox with its applet links, /init (init.sh), the
 # modules (decompressed: busybox insmod cannot read .ko.xz, which 6.12
@@ -38,9 +40,10 @@ PAYLOAD=
 CMD=
 MODE=run
 INSMOD=()
+ENV=()
 
 usage() {
-	sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -54,6 +57,7 @@ parse_args() {
 		--insmod) INSMOD+=("$2") ;;
 		--cmd) CMD=$2 ;;
 		--mode) MODE=$2 ;;
+		--env) ENV+=("$2") ;;
 		*) usage ;;
 		esac
 		[ $# -ge 2 ] || usage
@@ -63,6 +67,10 @@ parse_args() {
 	[ -f "$MODDIR/modules.dep" ] || die "$MODDIR/modules.dep missing"
 	[ -z "$PAYLOAD" ] || [ -d "$PAYLOAD" ] || die "payload $PAYLOAD is not a directory"
 	case $MODE in run | shell) ;; *) usage ;; esac
+	local e
+	for e in ${ENV[@]+"${ENV[@]}"}; do
+		[[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env $e: not NAME=VALUE"
+	done
 }
 
 # Print the modules.dep paths of the wanted modules and of everything they
@@ -247,7 +255,7 @@ install_payload_modules() {
 }
 
 install_skeleton() {
-	local root=$1
+	local root=$1 e v
 	mkdir -p "$root"/{dev,proc,sys,tmp,root,etc/mxaccel-vm}
 	cp "$VM_DIR/init.sh" "$root/init"
 	chmod 755 "$root/init"
@@ -258,6 +266,11 @@ install_skeleton() {
 	echo "$MODE" >"$root/etc/mxaccel-vm/mode"
 	: >"$root/etc/mxaccel-vm/modules"
 	: >"$root/etc/mxaccel-vm/env"
+	# Single-quoted for the guest's sh, with any ' in the value escaped.
+	for e in ${ENV[@]+"${ENV[@]}"}; do
+		v=${e#*=}
+		printf "export %s='%s'\n" "${e%%=*}" "${v//\'/\'\\\'\'}" >>"$root/etc/mxaccel-vm/env"
+	done
 	# The kernel opens /dev/console before running /init; without the node
 	# /init starts with no stdio until it mounts devtmpfs.
 	if [ "$(id -u)" = 0 ]; then

@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Boot a Debian kernel in qemu, run a payload there, report its result.
+# Boot a Debian (or the debug) kernel in qemu, run a payload there, report
+# its result.
 #
-# Usage: tests/vm/run.sh --kernel 6.1|6.12 --payload DIR --cmd 'COMMAND' [options]
+# Usage: tests/vm/run.sh --kernel SERIES --payload DIR --cmd 'COMMAND' [options]
 #
-#   --kernel 6.1|6.12   guest kernel series: bookworm 6.1 or bookworm-backports
-#                       6.12 (fetched and cached by kernel.sh)
+#   --kernel SERIES     guest kernel series: 6.1 (bookworm), 6.12
+#                       (bookworm-backports) or 6.12-debug (KASAN, lockdep,
+#                       kmemleak; built from linux-source-6.12); fetched or
+#                       built, and cached, by kernel.sh
 #   --payload DIR       copied into the guest as /payload (with the shared
 #                       libraries its binaries need); e.g. mxaccel.ko, test
 #                       binaries, a run script.  Scripts must be /bin/sh
@@ -31,19 +34,25 @@
 #
 # After the run, the guest's dmesg from the start of /init on is scanned
 # for BUG:, WARNING:, Oops, general protection, KFENCE, lockdep and
-# Call Trace; the matching lines are printed and fail the run.
+# Call Trace; the matching lines are printed and fail the run.  On
+# 6.12-debug also for the detectors' own messages (KASAN, kmemleak,
+# lockdep, hung tasks, soft lockups, UBSAN, ODEBUG: lib.sh's
+# series_settings), and /init scans for leaks and checks that lockdep is
+# still on at the end (init.sh).  The payload sees MXACCEL_TIME_SCALE
+# (1 on Debian's kernels, 8 on 6.12-debug) to scale its own timeouts.
 #
 # Exit status:
 #   the payload's status (from the MXACCEL-VM-EXIT marker) if dmesg is clean
-#   1    the payload passed but dmesg has a splat (the payload's status if
-#        it failed as well)
+#   1    the payload passed but dmesg has a splat, or /init's kmemleak or
+#        lockdep check failed (the payload's status if it failed as well)
 #   124  timeout
 #   125  no exit marker (guest crashed, panicked, qemu failed) or a module
 #        failed to load
 #   2    usage error
 #
 # Environment: MXACCEL_CACHE, MXACCEL_VM_ACCEL=kvm (use KVM with -cpu host
-# instead of TCG), MXACCEL_VM_MEM (MiB, 1024), MXACCEL_VM_SMP (2).
+# instead of TCG), MXACCEL_VM_MEM (MiB, 1024; 2048 on 6.12-debug),
+# MXACCEL_VM_SMP (2), MXACCEL_TIME_SCALE (see lib.sh).
 
 set -eu
 shopt -s lastpipe # follow_console sets timing variables from a pipeline
@@ -63,7 +72,7 @@ VERBOSE=0
 SPLAT_RE='BUG:|WARNING:|Oops|general protection|KFENCE|lockdep|Call Trace'
 
 usage() {
-	sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -87,7 +96,7 @@ parse_args() {
 		esac
 		shift 2
 	done
-	case $SERIES in 6.1 | 6.12) ;; *) usage ;; esac
+	is_series "$SERIES" || usage
 	if [ -z "$PAYLOAD" ] || [ -z "$CMD" ]; then usage; fi
 	case $TIMEOUT in '' | *[!0-9]*) usage ;; esac
 }
@@ -173,7 +182,7 @@ kernel_lines_to_scan() {
 # Prints the offending lines; succeeds when there are none.
 dmesg_is_clean() {
 	local splats
-	splats=$(kernel_lines_to_scan | grep -E "$SPLAT_RE" || true)
+	splats=$(kernel_lines_to_scan | grep -E "$SPLAT_RE${VM_SPLAT_RE:+|$VM_SPLAT_RE}" || true)
 	[ -z "$splats" ] && return 0
 	echo "${0##*/}: guest kernel reported problems (full log: $LOG):" >&2
 	printf '%s\n' "$splats" | head -n 50 >&2
@@ -189,6 +198,7 @@ main() {
 	t0=$(now)
 	parse_args "$@"
 	[ -d "$PAYLOAD" ] || die "payload $PAYLOAD is not a directory"
+	series_settings "$SERIES"
 	ensure_host_tools
 	fetch_kernel "$SERIES"
 	t_kernel=$(now)
@@ -197,12 +207,13 @@ main() {
 	trap 'rm -rf "$WORK"' EXIT
 	"$VM_DIR/initramfs.sh" --moddir "$MODDIR" --out "$WORK/initrd.gz" \
 		--modules "$MODULES" --payload "$PAYLOAD" --cmd "$CMD" \
+		--env "MXACCEL_TIME_SCALE=$VM_TIME_SCALE" \
 		${INSMOD_ARGS[@]+"${INSMOD_ARGS[@]}"}
 	t_initrd=$(now)
 
 	[ -n "$LOG" ] || LOG=$(default_log)
 	build_qemu_cmd "$VMLINUZ" "$WORK/initrd.gz" "$APPEND"
-	log "booting $KVER (timeout ${TIMEOUT} s)"
+	log "booting $KVER (timeout ${TIMEOUT} s, ${VM_MEM} MiB${VM_APPEND:+, $VM_APPEND})"
 	T_INIT='' T_PAYLOAD='' T_PAYLOAD_END=''
 	t_boot=$(now)
 	timeout -k 5 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>"$WORK/qemu.err" | follow_console

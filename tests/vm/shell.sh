@@ -4,9 +4,9 @@
 # Boot the VM test kernel with an interactive busybox shell on the console
 # (for `make vm-shell`): the same kernel, modules and payload as run.sh.
 #
-# Usage: tests/vm/shell.sh --kernel 6.1|6.12 [options]
+# Usage: tests/vm/shell.sh --kernel 6.1|6.12|6.12-debug [options]
 #
-#   --kernel 6.1|6.12   guest kernel series (see run.sh)
+#   --kernel SERIES     guest kernel series (see run.sh)
 #   --payload DIR       copied into the guest as /payload (optional)
 #   --modules 'A B'     kernel modules to load first (default
 #                       'drm drm_shmem_helper gpu-sched'; '' for none)
@@ -48,17 +48,19 @@ parse_args() {
 		esac
 		shift 2
 	done
-	case $SERIES in 6.1 | 6.12) ;; *) usage ;; esac
+	is_series "$SERIES" || usage
 }
 
 main() {
 	parse_args "$@"
+	series_settings "$SERIES"
 	ensure_host_tools
 	fetch_kernel "$SERIES"
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
 	"$VM_DIR/initramfs.sh" --moddir "$MODDIR" --out "$WORK/initrd.gz" \
 		--mode shell --modules "$MODULES" --cmd "$CMD" \
+		--env "MXACCEL_TIME_SCALE=$VM_TIME_SCALE" \
 		${PAYLOAD:+--payload "$PAYLOAD"} ${INSMOD_ARGS[@]+"${INSMOD_ARGS[@]}"}
 	build_qemu_cmd "$VMLINUZ" "$WORK/initrd.gz" "$APPEND"
 	log "booting $KVER; Ctrl-A X quits qemu"
