@@ -8,9 +8,14 @@
 #   1. the drm modules and hello load, the program runs (shared libraries
 #      and threads work), run.sh exits 0 with a clean dmesg;
 #   2. loading hello with warn=1 (a WARN_ON in its init) makes run.sh fail
-#      with status 1 and print the WARNING line: the dmesg scan works.
+#      with status 1 and print the WARNING line: the dmesg scan works;
+#   3. on 6.12-debug, where check 1 also shows that a clean run passes the
+#      kmemleak scan and ends with lockdep on: oob=1 (a 1-byte write past
+#      a kmalloc(16)) fails the run with the KASAN report and lockdep's
+#      switching off, and leak=1 (8 unreferenced kmalloc(128)s) fails it
+#      with kmemleak's "new suspected memory leaks".
 #
-# Usage: tests/vm/smoke.sh [6.1] [6.12]     (default: both)
+# Usage: tests/vm/smoke.sh [6.1] [6.12] [6.12-debug]  (default: 6.1 6.12)
 # Prints TAP; exits non-zero if any check failed.
 
 set -eu
@@ -35,13 +40,39 @@ write_sources() {
 		// SPDX-License-Identifier: MIT
 		#include <linux/bug.h>
 		#include <linux/module.h>
+		#include <linux/slab.h>
 
-		static bool warn;
+		static bool warn, oob, leak;
 		module_param(warn, bool, 0444);
+		module_param(oob, bool, 0444);
+		module_param(leak, bool, 0444);
+
+		/* Outside __init, so that the reports name them. */
+		static noinline void hello_oob(void)
+		{
+			volatile char *p = kmalloc(16, GFP_KERNEL);
+
+			if (p)
+				p[16] = 1;
+			kfree((void *)p);
+		}
+
+		/* Several: a stale copy of one pointer may survive somewhere. */
+		static noinline void hello_leak(void)
+		{
+			int i;
+
+			for (i = 0; i < 8; i++)
+				pr_info("hello: leaking %p\n", kmalloc(128, GFP_KERNEL));
+		}
 
 		static int __init hello_init(void)
 		{
 			WARN_ON(warn);
+			if (oob)
+				hello_oob();
+			if (leak)
+				hello_leak();
 			pr_info("hello: loaded\n");
 			return 0;
 		}
@@ -125,7 +156,7 @@ build_payload() {
 check_clean_run() {
 	local series=$1 dir=$2 status=0 out
 	out=$("$VM_DIR/run.sh" --kernel "$series" --payload "$dir/payload" \
-		--insmod hello.ko --cmd ./tap-hello --timeout 120) || status=$?
+		--insmod hello.ko --cmd ./tap-hello --timeout "$TIMEOUT") || status=$?
 	printf '%s\n' "$out" | sed 's/^/# /'
 	tap "$status" "$series: payload passes, exit status 0 (got $status)"
 	grep -q '^ok 5 - threads run$' <<<"$out" && status=0 || status=1
@@ -135,12 +166,39 @@ check_clean_run() {
 check_warn_detected() {
 	local series=$1 dir=$2 status=0 err
 	err=$("$VM_DIR/run.sh" --kernel "$series" --payload "$dir/payload" \
-		--insmod 'hello.ko warn=1' --cmd true --timeout 120 2>&1 >/dev/null) || status=$?
+		--insmod 'hello.ko warn=1' --cmd true --timeout "$TIMEOUT" 2>&1 >/dev/null) || status=$?
 	printf '%s\n' "$err" | grep -E 'WARNING:|problems' | sed 's/^/# /'
 	tap "$([ "$status" = 1 ]; echo $?)" \
 		"$series: WARN_ON in the guest fails the run with status 1 (got $status)"
 	grep -q 'WARNING:.*hello' <<<"$err" && status=0 || status=1
 	tap "$status" "$series: the WARNING line is reported"
+}
+
+# A planted out-of-bounds write: KASAN's report fails the run, and init.sh
+# sees that lockdep switched itself off after it.
+check_kasan_detected() {
+	local series=$1 dir=$2 status=0 err
+	err=$("$VM_DIR/run.sh" --kernel "$series" --payload "$dir/payload" \
+		--insmod 'hello.ko oob=1' --cmd true --timeout "$TIMEOUT" 2>&1 >/dev/null) || status=$?
+	printf '%s\n' "$err" | grep -E 'KASAN|debug_locks' | sed 's/^/# /'
+	tap "$([ "$status" = 1 ]; echo $?)" \
+		"$series: an out-of-bounds write fails the run with status 1 (got $status)"
+	grep -q 'BUG: KASAN: slab-out-of-bounds in hello_oob' <<<"$err" && status=0 || status=1
+	tap "$status" "$series: the KASAN report is printed"
+	grep -q 'lockdep: debug_locks is 0' <<<"$err" && status=0 || status=1
+	tap "$status" "$series: lockdep switched off after it is reported"
+}
+
+# Planted leaks: init.sh's kmemleak scan finds them.
+check_kmemleak_detected() {
+	local series=$1 dir=$2 status=0 err
+	err=$("$VM_DIR/run.sh" --kernel "$series" --payload "$dir/payload" \
+		--insmod 'hello.ko leak=1' --cmd true --timeout "$TIMEOUT" 2>&1 >/dev/null) || status=$?
+	printf '%s\n' "$err" | grep -E 'kmemleak: [0-9]+ new|unreferenced object' | head -n 3 | sed 's/^/# /'
+	tap "$([ "$status" = 1 ]; echo $?)" \
+		"$series: leaked allocations fail the run with status 1 (got $status)"
+	grep -Eq 'kmemleak: [0-9]+ new suspected memory leaks' <<<"$err" && status=0 || status=1
+	tap "$status" "$series: kmemleak's report is printed"
 }
 
 main() {
@@ -149,12 +207,20 @@ main() {
 	SMOKE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm-smoke.XXXXXX")
 	trap 'rm -rf "$SMOKE_DIR"' EXIT
 	for series in "$@"; do
-		case $series in 6.1 | 6.12) ;; *) die "usage: ${0##*/} [6.1] [6.12]" ;; esac
+		is_series "$series" || die "usage: ${0##*/} [6.1] [6.12] [6.12-debug]"
+		series_settings "$series"
+		TIMEOUT=$((120 * VM_TIME_SCALE))
 		rm -rf "${SMOKE_DIR:?}"/*
 		write_sources "$SMOKE_DIR"
 		build_payload "$series" "$SMOKE_DIR"
 		check_clean_run "$series" "$SMOKE_DIR"
 		check_warn_detected "$series" "$SMOKE_DIR"
+		case $series in
+		*-debug)
+			check_kasan_detected "$series" "$SMOKE_DIR"
+			check_kmemleak_detected "$series" "$SMOKE_DIR"
+			;;
+		esac
 	done
 	echo "1..$N"
 	[ "$FAILED" = 0 ]
