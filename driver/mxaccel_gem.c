@@ -141,7 +141,7 @@ unsigned long mxaccel_timeout_to_jiffies(s64 timeout_ns)
 /*
  * BO_CREATE: a zero-filled buffer object of at least args->size bytes.
  * -EINVAL: size 0 or flags set.  -E2BIG: size above MAX_BO_SIZE.
- * -ENOMEM: no memory.
+ * -ENOMEM (or -ENOSPC from shmem): no memory.
  */
 int mxaccel_ioctl_bo_create(struct drm_device *drm, void *data,
 			    struct drm_file *file)

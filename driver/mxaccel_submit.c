@@ -94,11 +94,17 @@ int mxaccel_ioctl_submit(struct drm_device *drm, void *data,
 		return mxaccel_inval(drm, -ENOENT, "submit: no queue %u\n",
 				     args->queue_id);
 	job = mxaccel_job_create(mfile, q, args);
+	if (IS_ERR(job)) {
+		ret = PTR_ERR(job);
+	} else {
+		ret = mxaccel_job_push(job, args);
+		if (ret)
+			mxaccel_job_release(job);
+	}
+	/*
+	 * Held until now: once pushed, the job may be freed, and its queue
+	 * reference with it, before push has unlocked the queue.
+	 */
 	mxaccel_queue_put(q);
-	if (IS_ERR(job))
-		return PTR_ERR(job);
-	ret = mxaccel_job_push(job, args);
-	if (ret)
-		mxaccel_job_release(job);
 	return ret;
 }

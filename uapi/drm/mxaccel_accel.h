@@ -200,7 +200,8 @@ struct drm_mxaccel_get_param {
 /**
  * struct drm_mxaccel_bo_create - create a buffer object
  * @size: Input: bytes, > 0 and <= DRM_MXACCEL_PARAM_MAX_BO_SIZE (else
- *	-EINVAL / -E2BIG); rounded up to whole pages.
+ *	-EINVAL / -E2BIG); rounded up to whole pages.  -ENOMEM, or -ENOSPC
+ *	from shmem, when there is no memory for the object.
  * @flags: Input: must be zero.
  * @handle: Output: GEM handle, private to this file.
  * @mmap_offset: Output: offset to mmap() the buffer at on this file.
