@@ -2,7 +2,7 @@
 /*
  * debugfs, for people debugging the driver or a stuck workload:
  *
- *   rings   per ring: queues on it, the running job and for how long,
+ *   rings   per ring: the running job and for how long,
  *           jobs done and timed out, engine busy time
  *   queues  per queue (destroyed ones until their last job is freed):
  *           creator, ring, priority, guilty / dying, last seqno, jobs
@@ -25,7 +25,7 @@ static int rings_show(struct seq_file *m, void *unused)
 	struct mxaccel_device *mdev = m->private;
 	unsigned int i;
 
-	seq_puts(m, "ring             queues  running (queue/seqno/ms)   done  timed_out  busy_ns\n");
+	seq_puts(m, "ring             running (queue/seqno/ms)   done  timed_out  busy_ns\n");
 	for (i = 0; i < mdev->n_rings; i++) {
 		struct mxaccel_ring *ring = &mdev->rings[i];
 		char running[32] = "-";
@@ -38,8 +38,8 @@ static int rings_show(struct seq_file *m, void *unused)
 				 jiffies_to_msecs(jiffies -
 						  ring->running->started_jiffies));
 		spin_unlock(&ring->lock);
-		seq_printf(m, "%-16s %6d  %-26s %6lld %10lld %lld\n",
-			   ring->name, atomic_read(&ring->n_queues), running,
+		seq_printf(m, "%-16s %-26s %6lld %10lld %lld\n",
+			   ring->name, running,
 			   (long long)atomic64_read(&ring->jobs_done),
 			   (long long)atomic64_read(&ring->jobs_timed_out),
 			   (long long)atomic64_read(&ring->busy_ns));
@@ -55,6 +55,7 @@ static int queues_show(struct seq_file *m, void *unused)
 	struct mxaccel_queue *q;
 
 	seq_puts(m, "queue  pid     ring  priority  state    last_seqno  unfinished\n");
+	/* ring: where the queue's entity is now (it moves when idle). */
 	mutex_lock(&mdev->queues_lock);
 	list_for_each_entry(q, &mdev->queues, link) {
 		u64 last;
@@ -65,7 +66,8 @@ static int queues_show(struct seq_file *m, void *unused)
 		in_flight = q->unfinished;
 		spin_unlock(&q->status_lock);
 		seq_printf(m, "%5u  %-6d  %4u  %-8s  %-7s  %10llu  %10u\n",
-			   q->serial, q->pid, q->ring->index,
+			   q->serial, q->pid,
+			   to_mxaccel_ring(READ_ONCE(q->entity.rq)->sched)->index,
 			   prio[q->priority],
 			   mxaccel_queue_dying(q) ? "dying" :
 			   atomic_read(&q->guilty) ? "guilty" : "ok",

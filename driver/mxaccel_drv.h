@@ -31,6 +31,8 @@ struct mxaccel_device {
 	 */
 	struct mxaccel_ring *rings;
 	unsigned int n_rings;
+	/* Every ring's scheduler: the entity of each queue lists them all. */
+	struct drm_gpu_scheduler **sched_list;
 	/* Scheduler timeouts; a queue's last reference is dropped here. */
 	struct workqueue_struct *timeout_wq;
 	struct workqueue_struct *release_wq;

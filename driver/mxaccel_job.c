@@ -195,7 +195,8 @@ struct mxaccel_job *mxaccel_job_create(struct mxaccel_file *mfile,
 	xa_init_flags(&job->deps, XA_FLAGS_ALLOC);
 	mxaccel_queue_get(q);
 	job->queue = q;
-	job->ring = q->ring;
+	/* Where the entity is now; arm() may move an idle one. */
+	job->ring = to_mxaccel_ring(READ_ONCE(q->entity.rq)->sched);
 
 	ret = copy_ops(job, mfile->file, args);
 	if (ret)
@@ -301,6 +302,9 @@ static bool can_run_inline(struct mxaccel_job *job,
 	    READ_ONCE(mxaccel_test_hang) || READ_ONCE(q->unfinished) ||
 	    atomic_read(&q->guilty) || mxaccel_queue_dying(q))
 		return false;
+	/* Jobs of a queue signal in order: the last one must have. */
+	if (q->last_done && !dma_fence_is_signaled(q->last_done))
+		return false;
 	xa_for_each(&job->deps, i, fence)
 		if (dma_fence_get_status(fence) != 1 ||
 		    dma_fence_get_status(dma_fence_chain_contained(fence)) < 0)
@@ -396,6 +400,7 @@ int mxaccel_job_push(struct mxaccel_job *job, struct drm_mxaccel_submit *args)
 		job->done = &job->fence->base;
 	} else {
 		drm_sched_job_arm(&job->base);
+		job->ring = to_mxaccel_ring(job->base.sched);
 		job->done = &job->base.s_fence->finished;
 	}
 	publish(job);
@@ -487,7 +492,6 @@ bool mxaccel_job_abort(struct mxaccel_job *job, int err)
 void mxaccel_job_complete(struct mxaccel_job *job, int err)
 {
 	struct dma_fence *fence = &job->fence->base;
-	struct mxaccel_queue *q = job->queue;
 
 	spin_lock(&job->lock);
 	job->ended = true;
@@ -508,12 +512,13 @@ void mxaccel_job_complete(struct mxaccel_job *job, int err)
 		atomic64_add(busy, &job->queue->client->busy_ns[job->ring->index]);
 		mxaccel_ring_job_ended(job->ring, job, busy);
 	}
-	/* Signalling may free the job: keep the fence and the queue. */
-	mxaccel_queue_get(q);
+	/*
+	 * Before the fence signals: whoever sees it signalled may submit the
+	 * next job at once, and must find room in the queue.
+	 */
+	mxaccel_queue_job_done(job->queue);
+	/* Signalling may free the job: keep the fence. */
 	dma_fence_get(fence);
 	dma_fence_signal(fence);
 	dma_fence_put(fence);
-	/* Only now: a queue with no unfinished job has all fences signalled. */
-	mxaccel_queue_job_done(q);
-	mxaccel_queue_put(q);
 }

@@ -7,6 +7,7 @@
  *   mxaccel_job_create()  copy in, validate, map, collect dependencies and
  *                         allocate everything the job will need
  *   mxaccel_job_push()    reservations, sequence number, timeline point;
+ *                         (the caller holds a queue reference across it)
  *                         then run inline or arm and push to the scheduler
  *   run_job()             the engine starts it (mxaccel_sched.c) ...
  *   mxaccel_job_complete()  ... and ends it, exactly once

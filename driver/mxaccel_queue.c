@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queues.  A queue is a scheduler entity on one of the device's rings
- * (the least used one when it is created), with a timeline syncobj whose
+ * Queues.  A queue is a scheduler entity that may use every ring of the
+ * device (the scheduler picks the least loaded one whenever the queue is
+ * idle), with a timeline syncobj whose
  * point N is the fence of the queue's job N and a window of the statuses
  * of its last jobs for JOB_WAIT.
  *
@@ -54,11 +55,11 @@ static void queue_release_work(struct work_struct *work)
 
 	/* Every job has been freed: the entity is idle. */
 	drm_sched_entity_destroy(&q->entity);
+	dma_fence_put(q->last_done);
 	drm_syncobj_put(q->syncobj);
 	mutex_lock(&mdev->queues_lock);
 	list_del(&q->link);
 	mutex_unlock(&mdev->queues_lock);
-	mxaccel_ring_put(q->ring);
 	mxaccel_client_put(q->client);
 	mutex_destroy(&q->submit_lock);
 	kvfree(q->slots);
@@ -116,6 +117,8 @@ void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,
 	q->unfinished++;
 	spin_unlock(&q->status_lock);
 	dma_fence_put(stale);
+	dma_fence_put(q->last_done);
+	q->last_done = dma_fence_get(done);
 }
 
 void mxaccel_queue_job_done(struct mxaccel_queue *q)
@@ -161,7 +164,6 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 					  u32 priority)
 {
 	struct mxaccel_device *mdev = mfile->mdev;
-	struct drm_gpu_scheduler *sched_list[1];
 	struct mxaccel_queue *q;
 	int ret;
 
@@ -191,19 +193,16 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 	if (ret)
 		goto err_free;
 	mxaccel_client_get(q->client);
-	q->ring = mxaccel_ring_get(mdev);
-	sched_list[0] = &q->ring->sched;
-	ret = drm_sched_entity_init(&q->entity, prio, sched_list, 1,
-				    &q->guilty);
+	ret = drm_sched_entity_init(&q->entity, prio, mdev->sched_list,
+				    mdev->n_rings, &q->guilty);
 	if (ret)
-		goto err_ring;
+		goto err_syncobj;
 	mutex_lock(&mdev->queues_lock);
 	list_add_tail(&q->link, &mdev->queues);
 	mutex_unlock(&mdev->queues_lock);
 	return q;
 
-err_ring:
-	mxaccel_ring_put(q->ring);
+err_syncobj:
 	mxaccel_client_put(q->client);
 	drm_syncobj_put(q->syncobj);
 err_free:
@@ -217,7 +216,7 @@ err_free:
 static void queue_kill(struct mxaccel_queue *q)
 {
 	WRITE_ONCE(q->dying, true);
-	mxaccel_ring_abort_queue(q->ring, q, -ECANCELED);
+	mxaccel_rings_abort_queue(q->mdev, q, -ECANCELED);
 }
 
 /* Take one place of the device's queue limit, or -EBUSY. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Queues: a scheduler entity on one of the device's rings, a timeline
+ * Queues: a scheduler entity on the device's rings, a timeline
  * syncobj, sequence numbers, and the status of its recent jobs.  A queue
  * is reference counted: its file holds one reference until QUEUE_DESTROY
  * or close, every job one until it is freed, so a destroyed queue lives on
@@ -33,7 +33,6 @@ struct mxaccel_job_slot {
 struct mxaccel_queue {
 	struct kref ref;
 	struct mxaccel_device *mdev;
-	struct mxaccel_ring *ring;
 	struct mxaccel_client *client;	/* of the creating file */
 	u32 id;				/* in its file */
 	u32 serial;			/* on the device, for names */
@@ -50,10 +49,11 @@ struct mxaccel_queue {
 
 	/* Held across push, so seqno order is push order. */
 	struct mutex submit_lock;
+	struct dma_fence *last_done;	/* of last_seqno, under submit_lock */
 	/* Protects last_seqno (also under submit_lock), unfinished, slots. */
 	spinlock_t status_lock;
 	u64 last_seqno;
-	unsigned int unfinished;	/* pushed, fence not yet signalled */
+	unsigned int unfinished;	/* pushed, not yet ended by the engine */
 	struct mxaccel_job_slot *slots;
 
 	struct list_head link;		/* mdev->queues */
@@ -73,8 +73,9 @@ static inline bool mxaccel_queue_dying(struct mxaccel_queue *q)
 /*
  * Job bookkeeping.  Under submit_lock: may another job be pushed (-EBUSY
  * when the queue has queue_depth unfinished jobs), and record a pushed job
- * (its slot keeps a reference to its fence for JOB_WAIT).  done(): its
- * fence has signalled.  finish(): the job is freed; its status stays.
+ * (its slot keeps a reference to its fence for JOB_WAIT).  done(): the
+ * engine has ended it (its fence signals next).  finish(): the job is
+ * freed; its status stays.
  */
 int mxaccel_queue_job_admit(struct mxaccel_queue *q);
 void mxaccel_queue_job_pushed(struct mxaccel_queue *q, u64 seqno,

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rings.  Each is one drm_gpu_scheduler with a credit limit of one job,
+ * and every queue may use every ring: the scheduler moves an idle queue
+ * (its last job done) to the least loaded ring when it is given a job, so
+ * a long or hung job holds up only the jobs queued behind it in its own
+ * queue.  Each ring is
  * created with the device and finalised only when the device goes (at
  * module unload, which the fences' module references hold off until no
  * fence of ours is left): the scheduler fences of every queue on a ring
@@ -97,35 +101,22 @@ void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
 	atomic64_inc(&ring->jobs_done);
 }
 
-void mxaccel_ring_abort_queue(struct mxaccel_ring *ring,
-			      struct mxaccel_queue *q, int err)
+void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
+			       struct mxaccel_queue *q, int err)
 {
-	struct mxaccel_engine *engine = ring->mdev->engine;
-	struct mxaccel_job *job;
-
-	spin_lock(&ring->lock);
-	job = ring->running;
-	if (job && job->queue == q && mxaccel_job_abort(job, err))
-		engine->ops->abort(engine, ring->index, job, err);
-	spin_unlock(&ring->lock);
-}
-
-struct mxaccel_ring *mxaccel_ring_get(struct mxaccel_device *mdev)
-{
-	struct mxaccel_ring *best = &mdev->rings[0];
+	struct mxaccel_engine *engine = mdev->engine;
 	unsigned int i;
 
-	for (i = 1; i < mdev->n_rings; i++)
-		if (atomic_read(&mdev->rings[i].n_queues) <
-		    atomic_read(&best->n_queues))
-			best = &mdev->rings[i];
-	atomic_inc(&best->n_queues);
-	return best;
-}
+	for (i = 0; i < mdev->n_rings; i++) {
+		struct mxaccel_ring *ring = &mdev->rings[i];
+		struct mxaccel_job *job;
 
-void mxaccel_ring_put(struct mxaccel_ring *ring)
-{
-	atomic_dec(&ring->n_queues);
+		spin_lock(&ring->lock);
+		job = ring->running;
+		if (job && job->queue == q && mxaccel_job_abort(job, err))
+			engine->ops->abort(engine, ring->index, job, err);
+		spin_unlock(&ring->lock);
+	}
 }
 
 int mxaccel_rings_init(struct mxaccel_device *mdev)
@@ -135,8 +126,15 @@ int mxaccel_rings_init(struct mxaccel_device *mdev)
 
 	mdev->rings = kcalloc(mdev->engine->n_rings, sizeof(*mdev->rings),
 			      GFP_KERNEL);
-	if (!mdev->rings)
+	mdev->sched_list = kcalloc(mdev->engine->n_rings,
+				   sizeof(*mdev->sched_list), GFP_KERNEL);
+	if (!mdev->rings || !mdev->sched_list) {
+		kfree(mdev->rings);
+		kfree(mdev->sched_list);
+		mdev->rings = NULL;
+		mdev->sched_list = NULL;
 		return -ENOMEM;
+	}
 	for (i = 0; i < mdev->engine->n_rings; i++) {
 		struct mxaccel_ring *ring = &mdev->rings[i];
 
@@ -152,6 +150,7 @@ int mxaccel_rings_init(struct mxaccel_device *mdev)
 					 mdev->drm.dev);
 		if (ret)
 			goto err_fini;
+		mdev->sched_list[i] = &ring->sched;
 		mdev->n_rings++;
 	}
 	return 0;
@@ -172,4 +171,6 @@ void mxaccel_rings_fini(struct mxaccel_device *mdev)
 	mdev->n_rings = 0;
 	kfree(mdev->rings);
 	mdev->rings = NULL;
+	kfree(mdev->sched_list);
+	mdev->sched_list = NULL;
 }

@@ -23,7 +23,6 @@ struct mxaccel_ring {
 	/* Engine fences of the ring: seqnos follow the order jobs start. */
 	u64 fence_context;
 	u64 fence_seqno;		/* only run_job() advances it */
-	atomic_t n_queues;
 
 	/* The job on the engine and the timeout that watches it. */
 	spinlock_t lock;
@@ -36,11 +35,13 @@ struct mxaccel_ring {
 	atomic64_t jobs_timed_out;
 };
 
+static inline struct mxaccel_ring *to_mxaccel_ring(struct drm_gpu_scheduler *s)
+{
+	return container_of(s, struct mxaccel_ring, sched);
+}
+
 int mxaccel_rings_init(struct mxaccel_device *mdev);
 void mxaccel_rings_fini(struct mxaccel_device *mdev);
-/* The ring with the fewest queues; its queue count is raised. */
-struct mxaccel_ring *mxaccel_ring_get(struct mxaccel_device *mdev);
-void mxaccel_ring_put(struct mxaccel_ring *ring);
 
 /* The engine started job on ring (under no lock); arms the timeout. */
 void mxaccel_ring_job_started(struct mxaccel_ring *ring,
@@ -48,9 +49,9 @@ void mxaccel_ring_job_started(struct mxaccel_ring *ring,
 /* The job on ring ended: called by mxaccel_job_complete(). */
 void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
 			    struct mxaccel_job *job, u64 busy_ns);
-/* Stop the running job if it belongs to the queue (a dying queue). */
+/* Stop a running job of the queue, on whichever ring (a dying queue). */
 struct mxaccel_queue;
-void mxaccel_ring_abort_queue(struct mxaccel_ring *ring,
-			      struct mxaccel_queue *q, int err);
+void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
+			       struct mxaccel_queue *q, int err);
 
 #endif /* MXACCEL_RING_H */

@@ -288,10 +288,6 @@ static inline __s64 mxt_deadline_ms(__s64 ms)
 }
 
 /* The deadline for a job that is expected to complete. */
-static inline __s64 mxt_job_deadline(void)
-{
-	return mxt_deadline_ms(MXT_JOB_TIMEOUT_MS);
-}
 
 /*
  * $MXACCEL_TIME_SCALE (an integer, default 1): slow kernels (KASAN, TCG)
@@ -308,6 +304,12 @@ static inline __s64 mxt_time_scale(void)
 static inline __s64 mxt_scaled_ms(__s64 ms)
 {
 	return ms * mxt_time_scale();
+}
+
+/* How long a test waits for a job that must finish, scaled. */
+static inline __s64 mxt_job_deadline(void)
+{
+	return mxt_deadline_ms(mxt_scaled_ms(MXT_JOB_TIMEOUT_MS));
 }
 
 /*
