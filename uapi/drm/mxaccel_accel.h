@@ -86,7 +86,8 @@ extern "C" {
  *	-ETIMEDOUT and marks its queue guilty.
  * @DRM_MXACCEL_PARAM_OP_SIZE: sizeof(struct drm_mxaccel_op) in the driver.
  * @DRM_MXACCEL_PARAM_RINGS: engine rings of the device.  Each ring runs
- *	one job at a time; queues are spread over the rings when created.
+ *	one job at a time; a queue's jobs go to the least loaded ring when
+ *	the queue is idle, and stay on its ring while it has jobs there.
  * @DRM_MXACCEL_PARAM_QUEUE_DEPTH: jobs one queue may have submitted and
  *	not yet finished; SUBMIT beyond it fails with -EBUSY.
  * @DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES: queues that may exist on the
@@ -413,9 +414,10 @@ struct drm_mxaccel_sync {
  * @in_syncs: Input: user pointer to @in_sync_count struct drm_mxaccel_sync
  *	the job waits for (from any queue or device).  Each point must have
  *	a fence already (-EINVAL otherwise: there is no wait-for-submit);
- *	-ENOENT for an unknown syncobj.  A job whose dependency (explicit,
- *	or implicit through a buffer object it uses) failed does not run:
- *	it fails with -ECANCELED.
+ *	-ENOENT for an unknown syncobj.  A job whose dependency (an in_sync,
+ *	or an earlier writer of a buffer object it reads) fails after the
+ *	job was submitted does not run: it fails with -ECANCELED.  One that
+ *	had failed already when the job was submitted does not cancel it.
  * @in_sync_count: Input: at most 64 (-E2BIG).
  * @sync_size: Input: sizeof(struct drm_mxaccel_sync) as the caller knows
  *	it; ignored when @in_sync_count is 0.  Smaller than the first
