@@ -104,7 +104,7 @@ SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 # about the library and skips them.
 ifneq ($(SANITIZE),1)
 SCRIPT_TESTS += $(wildcard tests/vm/test_vm_*.sh)
-CHECK_DEPS := e2e
+CHECK_DEPS := e2e check-debug-kernel
 endif
 
 # The kernel module, built against KDIR (default: the running kernel) in a
@@ -119,7 +119,8 @@ MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
 
 .PHONY: all lib tools tests demo check install uninstall clean deps module e2e \
-	e2e-lib vm-shell vm-demo vm-bench cuda
+	e2e-lib vm-shell vm-demo vm-bench cuda debug-kernel check-debug-kernel \
+	vm-debug
 
 all: lib tools $(if $(NVCC),cuda)
 
@@ -276,6 +277,7 @@ e2e: $(E2E_BINS) e2e-lib $(BENCH_BINS)
 e2e-lib: $(E2E_LIB_BINS)
 
 # An interactive shell in a VM with the module loaded: make vm-shell VM=6.12
+# (VM=6.1, 6.12 or 6.12-debug).
 VM ?= 6.12
 vm-shell:
 	@eval "$$(tests/vm/kernel.sh $(VM))" && \
@@ -283,6 +285,27 @@ vm-shell:
 	p=$$(mktemp -d) && cp "build/module/$$KVER/mxaccel.ko" $$p/ && \
 	{ tests/vm/shell.sh --kernel $(VM) --payload $$p --insmod mxaccel.ko; \
 	  rc=$$?; rm -rf $$p; exit $$rc; }
+
+# The 6.12-debug VM kernel (KASAN, KFENCE, lockdep, kmemleak, fault
+# injection): built from Debian's linux-source-6.12 by
+# tests/vm/debug-kernel.sh, about 11 minutes on 2 cores the first time,
+# then taken from the cache (MXACCEL_CACHE, default /var/cache/mxaccel/vm).
+debug-kernel:
+	@tests/vm/kernel.sh 6.12-debug >/dev/null
+
+# make check's copy, a prerequisite so that the build happens before
+# tests/run-tests.sh starts and not under its per-test limit (the test,
+# tests/vm/test_vm_6.12-debug.sh, never builds).  A failed build does not
+# stop make check: that test then fails at once, the others still run.
+check-debug-kernel:
+	@tests/vm/kernel.sh 6.12-debug >/dev/null || \
+		echo "make: building the 6.12-debug kernel failed;" \
+			"test_vm_6.12-debug.sh will fail" >&2
+
+# The driver's and the library's VM tests on the debug kernel alone, with
+# the demo and no make check time limit (the VM's own is 2400 s).
+vm-debug: all e2e debug-kernel
+	@MXACCEL_BUILD=$(BUILD) tests/vm/check.sh 6.12-debug
 
 # The demo on the kernel device: boot VM (6.12 default) with the module,
 # the CLI, the demo and libmxaccel.so, print `mxaccel info`, the GEMM plan
