@@ -32,7 +32,7 @@ struct mxaccel_engine_limits {
 	u64 mode_mask;		/* 1 << enum drm_mxaccel_scale_mode */
 	u32 max_dim;		/* largest M, N or K */
 	u64 max_bo_size;
-	u32 offset_align;	/* operand offsets and strides, bytes */
+	u32 offset_align;	/* operand offsets and strides: a power of 2 */
 };
 
 struct mxaccel_engine_ops {

@@ -353,6 +353,26 @@ static void run_inline(struct mxaccel_job *job)
 	dma_fence_end_signalling(cookie);
 }
 
+/*
+ * An idle queue (every job ended and signalled) goes to the least loaded
+ * ring; arm() makes the move, and makes it only when the entity is idle
+ * too.  Under submit_lock.
+ */
+static void move_if_idle(struct mxaccel_job *job)
+{
+	struct mxaccel_queue *q = job->queue;
+	struct mxaccel_device *mdev = job->ring->mdev;
+	struct mxaccel_ring *best;
+
+	if (READ_ONCE(q->unfinished) ||
+	    (q->last_done && !dma_fence_is_signaled(q->last_done)))
+		return;
+	best = mxaccel_ring_least_loaded(mdev, job->ring);
+	if (best != job->ring)
+		drm_sched_entity_modify_sched(&q->entity,
+					      &mdev->sched_list[best->index], 1);
+}
+
 /* Wait for a pushed job if asked to; never fails (the job is queued). */
 static void wait_job(struct dma_fence *done, struct drm_mxaccel_submit *args)
 {
@@ -399,8 +419,11 @@ int mxaccel_job_push(struct mxaccel_job *job, struct drm_mxaccel_submit *args)
 		job->fence_live = true;
 		job->done = &job->fence->base;
 	} else {
+		move_if_idle(job);
 		drm_sched_job_arm(&job->base);
 		job->ring = to_mxaccel_ring(job->base.sched);
+		atomic_inc(&job->ring->load);
+		job->ring_loaded = true;
 		job->done = &job->base.s_fence->finished;
 	}
 	publish(job);
@@ -517,6 +540,8 @@ void mxaccel_job_complete(struct mxaccel_job *job, int err)
 	 * next job at once, and must find room in the queue.
 	 */
 	mxaccel_queue_job_done(job->queue);
+	if (job->ring_loaded)
+		atomic_dec(&job->ring->load);
 	/* Signalling may free the job: keep the fence. */
 	dma_fence_get(fence);
 	dma_fence_signal(fence);

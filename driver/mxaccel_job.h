@@ -86,6 +86,7 @@ struct mxaccel_job {
 	struct dma_fence *done;
 	bool sched_init;		/* drm_sched_job_init() succeeded */
 	bool fence_live;		/* mxaccel_fence_init() was called */
+	bool ring_loaded;		/* counted in job->ring->load */
 	bool pushed;
 
 	/*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Queues.  A queue is a scheduler entity that may use every ring of the
- * device (the scheduler picks the least loaded one whenever the queue is
- * idle), with a timeline syncobj whose
+ * device (it moves to the least loaded one whenever it is idle), with a
+ * timeline syncobj whose
  * point N is the fence of the queue's job N and a window of the statuses
  * of its last jobs for JOB_WAIT.
  *
@@ -193,8 +193,10 @@ static struct mxaccel_queue *queue_create(struct mxaccel_file *mfile,
 	if (ret)
 		goto err_free;
 	mxaccel_client_get(q->client);
-	ret = drm_sched_entity_init(&q->entity, prio, mdev->sched_list,
-				    mdev->n_rings, &q->guilty);
+	/* One ring at a time; push moves an idle queue (see mxaccel_ring.c). */
+	ret = drm_sched_entity_init(&q->entity, prio,
+				    &mdev->sched_list[mxaccel_ring_least_loaded(mdev, NULL)->index],
+				    1, &q->guilty);
 	if (ret)
 		goto err_syncobj;
 	mutex_lock(&mdev->queues_lock);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rings.  Each is one drm_gpu_scheduler with a credit limit of one job,
- * and every queue may use every ring: the scheduler moves an idle queue
- * (its last job done) to the least loaded ring when it is given a job, so
- * a long or hung job holds up only the jobs queued behind it in its own
- * queue.  Each ring is
+ * and every queue may use every ring: an idle queue (its last job done)
+ * moves to the ring with the fewest unfinished jobs when it is given a
+ * job (mxaccel_job_push()), so a long or hung job holds up only the jobs
+ * queued behind it in its own queue, as long as a ring is free.  (The
+ * scheduler's own choice counts idle queues attached to a ring as load,
+ * and would put a job behind a hung one.)  Each ring is
  * created with the device and finalised only when the device goes (at
  * module unload, which the fences' module references hold off until no
  * fence of ours is left): the scheduler fences of every queue on a ring
@@ -117,6 +119,18 @@ void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
 			engine->ops->abort(engine, ring->index, job, err);
 		spin_unlock(&ring->lock);
 	}
+}
+
+struct mxaccel_ring *mxaccel_ring_least_loaded(struct mxaccel_device *mdev,
+					       struct mxaccel_ring *prefer)
+{
+	struct mxaccel_ring *best = prefer ? prefer : &mdev->rings[0];
+	unsigned int i;
+
+	for (i = 0; i < mdev->n_rings; i++)
+		if (atomic_read(&mdev->rings[i].load) < atomic_read(&best->load))
+			best = &mdev->rings[i];
+	return best;
 }
 
 int mxaccel_rings_init(struct mxaccel_device *mdev)

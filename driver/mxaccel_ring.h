@@ -23,6 +23,8 @@ struct mxaccel_ring {
 	/* Engine fences of the ring: seqnos follow the order jobs start. */
 	u64 fence_context;
 	u64 fence_seqno;		/* only run_job() advances it */
+	/* Jobs pushed to the ring and not yet ended: where queues go. */
+	atomic_t load;
 
 	/* The job on the engine and the timeout that watches it. */
 	spinlock_t lock;
@@ -39,6 +41,10 @@ static inline struct mxaccel_ring *to_mxaccel_ring(struct drm_gpu_scheduler *s)
 {
 	return container_of(s, struct mxaccel_ring, sched);
 }
+
+/* The least loaded ring; prefer wins a tie. */
+struct mxaccel_ring *mxaccel_ring_least_loaded(struct mxaccel_device *mdev,
+					       struct mxaccel_ring *prefer);
 
 int mxaccel_rings_init(struct mxaccel_device *mdev);
 void mxaccel_rings_fini(struct mxaccel_device *mdev);

@@ -30,13 +30,34 @@
 #define SOFT_SPLIT_MIN		4096
 #define SOFT_MAX_CHUNKS		64
 
-/* Kernel addresses of an op's operands. */
+/*
+ * GEMMs whose B, decoded, fits this many bytes decode every element once
+ * (B at the start of the op, each row of A before its row of C), as the
+ * library's exact kernel does, instead of once per block dot product.
+ */
+#define SOFT_DECODE_MAX		(256 * 1024)
+
+/*
+ * Decoded elements: each code's integer k (its value is k * 2^exp of its
+ * block), and per block that exponent and whether the block needs the
+ * special-value path (an Inf or NaN code, or a NaN scale).
+ */
+struct soft_decoded {
+	s64 *k;
+	s16 *exp;
+	u8 *special;
+};
+
+/* Kernel addresses of an op's operands, and its decode scratch. */
 struct soft_op_ptrs {
 	u8 *a_data;
 	u8 *a_scale;
 	u8 *b_data;
 	u8 *b_scale;
 	u8 *c;
+	u32 n_chunks;		/* workers the op is split over */
+	struct soft_decoded b;	/* all of B; b.k NULL: no decoding */
+	struct soft_decoded *a;	/* a row of A per chunk */
 };
 
 struct soft_ring;
@@ -120,6 +141,90 @@ static u64 dense_stride(const struct drm_mxaccel_dense_operand *d, u32 cols)
 	       (u64)cols * (d->dtype == DRM_MXACCEL_DTYPE_BF16 ? 2 : 4);
 }
 
+static void decode_row(const struct drm_mxaccel_mx_operand *mx,
+			const u8 *codes, const u8 *scales, u32 rows, u32 cols,
+			u32 row, struct soft_decoded *d)
+{
+	enum mxcore_elem elem = mx->elem;
+	u64 bbytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
+	int k_exp = mxcore_format(elem)->k_exp;
+	u32 b;
+
+	for (b = 0; b < cols / MXCORE_BLOCK; b++) {
+		u8 s = scales[scale_at(mx, rows, cols, row, b)];
+
+		d->special[b] = mxcore_decode_block(elem, codes + b * bbytes,
+						    d->k + (u64)b * MXCORE_BLOCK) ||
+				s == MXCORE_SCALE_NAN;
+		d->exp[b] = (s16)(k_exp + s - 127);
+	}
+}
+
+/* B decoded once per op: every row, into p->b. */
+static void decode_b(const struct drm_mxaccel_op *op,
+		     const struct soft_op_ptrs *p)
+{
+	u32 blocks = op->k / MXCORE_BLOCK, j;
+
+	for (j = 0; j < op->n; j++) {
+		struct soft_decoded row = {
+			.k = p->b.k + (u64)j * op->k,
+			.exp = p->b.exp + (u64)j * blocks,
+			.special = p->b.special + (u64)j * blocks,
+		};
+
+		decode_row(&op->b, p->b_data + (u64)j * data_stride(&op->b, op->k),
+			   p->b_scale, op->n, op->k, j, &row);
+	}
+}
+
+/* One row of C from decoded operands (B in p->b, row i of A into *da). */
+static int gemm_row_decoded(struct soft_pace *pace,
+			    const struct drm_mxaccel_op *op,
+			    const struct soft_op_ptrs *p,
+			    struct soft_decoded *da, u32 i)
+{
+	enum mxcore_elem ea = op->a.elem, eb = op->b.elem;
+	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
+			       MXCORE_BF16 : MXCORE_F32;
+	u64 ablk = mxcore_row_bytes(ea, MXCORE_BLOCK);
+	u64 bblk = mxcore_row_bytes(eb, MXCORE_BLOCK);
+	const u8 *arow = p->a_data + (u64)i * data_stride(&op->a, op->k);
+	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
+	u32 blocks = op->k / MXCORE_BLOCK, j, kb;
+	struct mxcore_acc acc;
+	int err;
+
+	decode_row(&op->a, arow, p->a_scale, op->m, op->k, i, da);
+	for (j = 0; j < op->n; j++) {
+		const u8 *brow = p->b_data + (u64)j * data_stride(&op->b, op->k);
+		u64 jb = (u64)j * blocks;
+
+		mxcore_acc_init(&acc);
+		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
+			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
+					     MXCORE_F32);
+		for (kb = 0; kb < blocks; kb++) {
+			if (da->special[kb] || p->b.special[jb + kb])
+				mxcore_acc_block_dot(&acc,
+					ea, arow + kb * ablk,
+					p->a_scale[scale_at(&op->a, op->m, op->k, i, kb)],
+					eb, brow + kb * bblk,
+					p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
+			else
+				mxcore_acc_dot_decoded(&acc,
+					da->k + (u64)kb * MXCORE_BLOCK,
+					p->b.k + (jb + kb) * MXCORE_BLOCK,
+					da->exp[kb] + p->b.exp[jb + kb]);
+			err = soft_pace(pace, 1);
+			if (err)
+				return err;
+		}
+		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
+	}
+	return 0;
+}
+
 /* One row of C. */
 static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
 		    const struct soft_op_ptrs *p, u32 i)
@@ -183,7 +288,9 @@ static int quantize_row(struct soft_pace *pace,
 	return 0;
 }
 
-static int run_rows(struct mxaccel_job *job, u32 opi, u32 row0, u32 row1)
+/* Rows [row0, row1) of op opi, as the chunk-th worker of the op. */
+static int run_rows(struct mxaccel_job *job, u32 opi, u32 chunk, u32 row0,
+		    u32 row1)
 {
 	const struct drm_mxaccel_op *op = &job->ops[opi];
 	const struct soft_op_ptrs *p =
@@ -192,9 +299,14 @@ static int run_rows(struct mxaccel_job *job, u32 opi, u32 row0, u32 row1)
 	u32 r;
 	int err = mxaccel_job_should_stop(job);
 
-	for (r = row0; r < row1 && !err; r++)
-		err = op->kind == DRM_MXACCEL_OP_GEMM ?
-		      gemm_row(&pace, op, p, r) : quantize_row(&pace, op, p, r);
+	for (r = row0; r < row1 && !err; r++) {
+		if (op->kind == DRM_MXACCEL_OP_QUANTIZE)
+			err = quantize_row(&pace, op, p, r);
+		else if (p->b.k)
+			err = gemm_row_decoded(&pace, op, p, &p->a[chunk], r);
+		else
+			err = gemm_row(&pace, op, p, r);
+	}
 	return err;
 }
 
@@ -203,7 +315,7 @@ static void soft_chunk_work(struct work_struct *work)
 	struct soft_chunk *c = container_of(work, struct soft_chunk, work);
 	struct soft_ring *sr = c->sr;
 
-	c->err = run_rows(c->job, c->op, c->row0, c->row1);
+	c->err = run_rows(c->job, c->op, c - sr->chunks, c->row0, c->row1);
 	if (atomic_dec_and_test(&sr->chunks_left))
 		complete(&sr->chunks_done);
 }
@@ -234,9 +346,11 @@ static int run_op(struct soft_ring *sr, struct mxaccel_job *job, u32 opi)
 		memset(p->a_scale, 0,
 		       mxcore_swizzle_bytes(op->m, op->k / MXCORE_BLOCK));
 
-	n = min3(num_online_cpus(), op->m, (u32)SOFT_MAX_CHUNKS);
-	if (!sr || n < 2 || op_blocks(op) < SOFT_SPLIT_MIN)
-		return run_rows(job, opi, 0, op->m);
+	if (op->kind == DRM_MXACCEL_OP_GEMM && p->b.k)
+		decode_b(op, p);
+	n = p->n_chunks;
+	if (!sr || n < 2)
+		return run_rows(job, opi, 0, 0, op->m);
 
 	per = DIV_ROUND_UP(op->m, n);
 	n = DIV_ROUND_UP(op->m, per);
@@ -323,31 +437,98 @@ static u8 *span_ptr(struct mxaccel_job *job, u32 op, enum mxaccel_opnd which)
 	       (u8 *)job->bos[sp->bo].bo->vmap.vaddr + sp->lo : NULL;
 }
 
-static int soft_job_init(struct mxaccel_engine *engine,
-			 struct mxaccel_job *job)
+/* Bytes of decoded elements for rows x cols. */
+static u64 decoded_bytes(u64 rows, u64 cols)
 {
-	struct soft_op_ptrs *ptrs;
-	u32 i;
+	return rows * cols * sizeof(s64) +
+	       rows * (cols / MXCORE_BLOCK) * (sizeof(s16) + 1);
+}
 
-	ptrs = kvcalloc(job->op_count, sizeof(*ptrs), GFP_KERNEL_ACCOUNT);
-	if (!ptrs)
+/* Carve a decoded matrix of rows x cols out of *mem. */
+static void decoded_at(struct soft_decoded *d, u8 **mem, u64 rows, u64 cols)
+{
+	d->k = (s64 *)*mem;
+	*mem += rows * cols * sizeof(s64);
+	d->exp = (s16 *)*mem;
+	*mem += rows * (cols / MXCORE_BLOCK) * sizeof(s16);
+	d->special = *mem;
+	*mem += rows * (cols / MXCORE_BLOCK);
+}
+
+/*
+ * The decode scratch of a GEMM: B whole and one row of A per chunk, all
+ * allocated here, at SUBMIT; none if it would exceed SOFT_DECODE_MAX (the
+ * op then decodes per block dot product).
+ */
+static int decode_scratch(struct soft_op_ptrs *p,
+			  const struct drm_mxaccel_op *op)
+{
+	u64 need = decoded_bytes(op->n, op->k) +
+		   p->n_chunks * decoded_bytes(1, op->k);
+	u8 *mem;
+	u32 c;
+
+	if (op->kind != DRM_MXACCEL_OP_GEMM || need > SOFT_DECODE_MAX)
+		return 0;
+	p->a = kcalloc(p->n_chunks, sizeof(*p->a), GFP_KERNEL_ACCOUNT);
+	mem = kvmalloc(need, GFP_KERNEL_ACCOUNT);
+	if (!p->a || !mem) {
+		kfree(p->a);
+		kvfree(mem);
+		p->a = NULL;
 		return -ENOMEM;
-	for (i = 0; i < job->op_count; i++) {
-		ptrs[i].a_data = span_ptr(job, i, MXACCEL_OPND_A_DATA);
-		ptrs[i].a_scale = span_ptr(job, i, MXACCEL_OPND_A_SCALE);
-		ptrs[i].b_data = span_ptr(job, i, MXACCEL_OPND_B_DATA);
-		ptrs[i].b_scale = span_ptr(job, i, MXACCEL_OPND_B_SCALE);
-		ptrs[i].c = span_ptr(job, i, MXACCEL_OPND_C);
 	}
-	job->engine_priv = ptrs;
+	decoded_at(&p->b, &mem, op->n, op->k);
+	for (c = 0; c < p->n_chunks; c++)
+		decoded_at(&p->a[c], &mem, 1, op->k);
 	return 0;
 }
 
 static void soft_job_fini(struct mxaccel_engine *engine,
 			  struct mxaccel_job *job)
 {
-	kvfree(job->engine_priv);
+	struct soft_op_ptrs *ptrs = job->engine_priv;
+	u32 i;
+
+	for (i = 0; i < job->op_count; i++) {
+		kvfree(ptrs[i].b.k);	/* the start of the scratch */
+		kfree(ptrs[i].a);
+	}
+	kvfree(ptrs);
 	job->engine_priv = NULL;
+}
+
+static int soft_job_init(struct mxaccel_engine *engine,
+			 struct mxaccel_job *job)
+{
+	struct soft_op_ptrs *ptrs;
+	u32 i;
+	int ret;
+
+	ptrs = kvcalloc(job->op_count, sizeof(*ptrs), GFP_KERNEL_ACCOUNT);
+	if (!ptrs)
+		return -ENOMEM;
+	job->engine_priv = ptrs;
+	for (i = 0; i < job->op_count; i++) {
+		const struct drm_mxaccel_op *op = &job->ops[i];
+		struct soft_op_ptrs *p = &ptrs[i];
+
+		p->a_data = span_ptr(job, i, MXACCEL_OPND_A_DATA);
+		p->a_scale = span_ptr(job, i, MXACCEL_OPND_A_SCALE);
+		p->b_data = span_ptr(job, i, MXACCEL_OPND_B_DATA);
+		p->b_scale = span_ptr(job, i, MXACCEL_OPND_B_SCALE);
+		p->c = span_ptr(job, i, MXACCEL_OPND_C);
+		/* Fixed now: the decode scratch has a row of A per chunk. */
+		p->n_chunks = op_blocks(op) < SOFT_SPLIT_MIN ? 1 :
+			      min3(num_online_cpus(), op->m,
+				   (u32)SOFT_MAX_CHUNKS);
+		ret = decode_scratch(p, op);
+		if (ret) {
+			soft_job_fini(engine, job);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int soft_bo_map(struct mxaccel_engine *engine, struct mxaccel_bo *bo)

@@ -5,6 +5,7 @@
  * checked arithmetic, outputs that overlap inputs, all before anything is
  * queued.  Each failure names the op, the operand and the limit.
  */
+#include <linux/align.h>
 #include <linux/overflow.h>
 #include <linux/string.h>
 #include <drm/drm_file.h>
@@ -67,9 +68,14 @@ static int add_span(struct check_ctx *ctx, u32 op, unsigned int which,
 		    u64 stride, u64 row_bytes, unsigned int access)
 {
 	struct mxaccel_span *sp = &ctx->job->spans[op][which];
+	u32 align = ctx->limits->offset_align;
 	u64 end;
 	int ret;
 
+	if (!IS_ALIGNED(offset, align) || !IS_ALIGNED(stride, align))
+		return mxaccel_inval(ctx->drm, -EINVAL,
+				     "submit: op %u %s: offset %llu / stride %llu not a multiple of %u (the engine's alignment)\n",
+				     op, name, offset, stride, align);
 	if (check_mul_overflow(rows - 1, stride, &end) ||
 	    check_add_overflow(end, row_bytes, &end) ||
 	    check_add_overflow(end, offset, &end))
