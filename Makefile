@@ -288,7 +288,7 @@ vm-shell:
 
 # The 6.12-debug VM kernel (KASAN, KFENCE, lockdep, kmemleak, fault
 # injection): built from Debian's linux-source-6.12 by
-# tests/vm/debug-kernel.sh, about 11 minutes on 2 cores the first time,
+# tests/vm/debug-kernel.sh, 8 to 12 minutes on 2 cores the first time,
 # then taken from the cache (MXACCEL_CACHE, default /var/cache/mxaccel/vm).
 debug-kernel:
 	@tests/vm/kernel.sh 6.12-debug >/dev/null
