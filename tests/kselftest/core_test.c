@@ -71,7 +71,8 @@ static int job_status(int fd, __u32 queue, __u64 seqno)
 	int ret, status;
 
 	ret = mxt_job_wait(fd, queue, seqno, mxt_job_deadline(), &status);
-	return ret ? ret : status;
+	/* JOB_WAIT's own timeout must not pass for a job's -ETIMEDOUT. */
+	return ret ? (ret == -ETIMEDOUT ? -ETIME : ret) : status;
 }
 
 /* The smallest GEMM: C[0][0] = A row 0 . B row 0 (one block). */

@@ -51,7 +51,8 @@ static int job_status(int fd, __u32 queue, __u64 seqno)
 
 	ret = mxt_job_wait(fd, queue, seqno,
 			   mxt_job_deadline(), &status);
-	return ret ? ret : status;
+	/* JOB_WAIT's own timeout must not pass for a job's -ETIMEDOUT. */
+	return ret ? (ret == -ETIMEDOUT ? -ETIME : ret) : status;
 }
 
 TEST_F(hang, timeout_makes_queue_guilty)
@@ -163,11 +164,11 @@ TEST_F(hang, many_queues_time_out)
 /* job_timeout_ms applies to queues created after it changed. */
 TEST_F(hang, timeout_is_per_queue)
 {
-	struct drm_mxaccel_op op;
-	struct mxt_bo bo;
+	struct drm_mxaccel_op op, op_new;
+	struct mxt_bo bo, bo_new;
 	__u32 q_old, q_new;
 	__u64 j_old, j_new;
-	int status;
+	int status = 0;
 
 	if (!mxt_params_writable())
 		SKIP(return, NEED_PARAMS);
@@ -175,13 +176,22 @@ TEST_F(hang, timeout_is_per_queue)
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q_old, NULL));
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", 500));
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q_new, NULL));
+	/*
+	 * A buffer object each: on a shared one, the new queue's job would
+	 * wait for the old one's (implicit sync) instead of timing out, and
+	 * JOB_WAIT's own -ETIMEDOUT would pass for the job's.
+	 */
 	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo));
+	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo_new));
 	mxt_ones_gemm(&op, &bo);
+	mxt_ones_gemm(&op_new, &bo_new);
 
 	ASSERT_EQ(0, mxt_param_write("test_hang", 1));
 	ASSERT_EQ(0, mxt_submit(self->fd, q_old, &op, 1, &j_old));
-	ASSERT_EQ(0, mxt_submit(self->fd, q_new, &op, 1, &j_new));
-	EXPECT_EQ(-ETIMEDOUT, job_status(self->fd, q_new, j_new));
+	ASSERT_EQ(0, mxt_submit(self->fd, q_new, &op_new, 1, &j_new));
+	EXPECT_EQ(0, mxt_job_wait(self->fd, q_new, j_new, mxt_job_deadline(),
+				  &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
 	/* Well past 500 ms, the old queue's job is still held, not failed. */
 	EXPECT_EQ(-ETIMEDOUT, mxt_job_wait(self->fd, q_old, j_old,
 					   mxt_deadline_ms(1000), &status));
@@ -189,6 +199,7 @@ TEST_F(hang, timeout_is_per_queue)
 	EXPECT_EQ(0, job_status(self->fd, q_old, j_old));
 	EXPECT_EQ(0, mxt_ones_wrong(&bo));
 	mxt_bo_free(self->fd, &bo);
+	mxt_bo_free(self->fd, &bo_new);
 }
 
 /* Destroying a queue whose job hangs returns at once; fences signal. */

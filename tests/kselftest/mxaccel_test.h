@@ -344,7 +344,8 @@ static inline int mxt_run(int fd, __u32 queue_id,
 	if (ret)
 		return ret;
 	ret = mxt_job_wait(fd, queue_id, seqno, mxt_job_deadline(), &status);
-	return ret ? ret : status;
+	/* JOB_WAIT's own timeout must not pass for a job's -ETIMEDOUT. */
+	return ret ? (ret == -ETIMEDOUT ? -ETIME : ret) : status;
 }
 
 /* ---- buffer objects mapped into the test ----------------------------- */
