@@ -633,7 +633,7 @@ static void run_fuzz(struct __test_metadata *_metadata, int fd, __u64 seed,
 		mxt_queue_destroy(fd, i);
 }
 
-TEST_F_TIMEOUT(fuzzer, ioctls, 900)
+TEST_F_TIMEOUT(fuzzer, ioctls, 3600)
 {
 	__u64 seed = env_u64("MXACCEL_FUZZ_SEED", 0x6d786163ull);
 	__u64 iters = env_u64("MXACCEL_FUZZ_ITERS", 20000);
@@ -652,7 +652,7 @@ TEST_F_TIMEOUT(fuzzer, ioctls, 900)
 }
 
 /* Two processes fuzzing at once, each its own file; one is killed. */
-TEST_F_TIMEOUT(fuzzer, concurrent_and_killed, 900)
+TEST_F_TIMEOUT(fuzzer, concurrent_and_killed, 3600)
 {
 	__u64 seed = env_u64("MXACCEL_FUZZ_SEED", 0x6d786163ull) + 1;
 	__u64 iters = env_u64("MXACCEL_FUZZ_ITERS", 20000) / 4;
