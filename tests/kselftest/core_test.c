@@ -1300,4 +1300,62 @@ TEST_F(core, debugfs)
 	mxt_bo_free(self->fd, &bo);
 }
 
+/* Sum of this file's drm-engine-ring<N> fdinfo keys; *keys counts them. */
+static long long engine_ns(int fd, unsigned int *keys, char *buf, size_t size)
+{
+	char path[64], *line;
+	long long sum = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	*keys = 0;
+	if (!slurp(path, buf, size))
+		return -1;
+	for (line = buf; line; line = strchr(line, '\n') ?
+				strchr(line, '\n') + 1 : NULL) {
+		unsigned long long ns;
+		unsigned int ring;
+
+		if (sscanf(line, "drm-engine-ring%u: %llu ns", &ring, &ns) == 2) {
+			sum += ns;
+			(*keys)++;
+		}
+	}
+	return sum;
+}
+
+/*
+ * fdinfo (drm-usage-stats.rst): the driver name, a client id, and one
+ * drm-engine-ring<N> key per ring whose sum grows by the engine time of
+ * this file's jobs, including a job whose queue was destroyed.
+ */
+TEST_F(core, fdinfo)
+{
+	static char buf[16384];
+	struct drm_mxaccel_op op;
+	long long before, after;
+	unsigned int keys;
+	struct mxt_bo bo;
+	__u64 rings, seqno;
+	__u32 q;
+
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_RINGS, &rings));
+	before = engine_ns(self->fd, &keys, buf, sizeof(buf));
+	ASSERT_LE(0, before);
+	EXPECT_NE(NULL, strstr(buf, "drm-driver:\tmxaccel\n"));
+	EXPECT_NE(NULL, strstr(buf, "drm-client-id:\t"));
+	EXPECT_EQ(rings, keys);
+
+	ASSERT_EQ(0, mxt_queue_create(self->fd, &q, NULL));
+	ASSERT_EQ(0, mxt_bo_new(self->fd, MXT_ONES_BO_SIZE, &bo));
+	mxt_ones_gemm(&op, &bo);
+	ASSERT_EQ(0, mxt_submit_flags(self->fd, q, &op, 1,
+				      DRM_MXACCEL_SUBMIT_NO_INLINE, &seqno));
+	EXPECT_EQ(0, job_status(self->fd, q, seqno));
+	ASSERT_EQ(0, mxt_queue_destroy(self->fd, q));
+	after = engine_ns(self->fd, &keys, buf, sizeof(buf));
+	TH_LOG("fdinfo:\n%s", buf);
+	EXPECT_LT(before, after);
+	mxt_bo_free(self->fd, &bo);
+}
+
 TEST_HARNESS_MAIN
