@@ -178,11 +178,13 @@ static void decode_b(const struct drm_mxaccel_op *op,
 	}
 }
 
-/* One row of C from decoded operands (B in p->b, row i of A into *da). */
-static int gemm_row_decoded(struct soft_pace *pace,
-			    const struct drm_mxaccel_op *op,
-			    const struct soft_op_ptrs *p,
-			    struct soft_decoded *da, u32 i)
+/*
+ * One row of C.  With da, the op's B is decoded in p->b and row i of A is
+ * decoded into *da first; blocks with special values, and every block
+ * without da, take the block dot product of the codes.
+ */
+static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
+		    const struct soft_op_ptrs *p, struct soft_decoded *da, u32 i)
 {
 	enum mxcore_elem ea = op->a.elem, eb = op->b.elem;
 	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
@@ -195,7 +197,8 @@ static int gemm_row_decoded(struct soft_pace *pace,
 	struct mxcore_acc acc;
 	int err;
 
-	decode_row(&op->a, arow, p->a_scale, op->m, op->k, i, da);
+	if (da)
+		decode_row(&op->a, arow, p->a_scale, op->m, op->k, i, da);
 	for (j = 0; j < op->n; j++) {
 		const u8 *brow = p->b_data + (u64)j * data_stride(&op->b, op->k);
 		u64 jb = (u64)j * blocks;
@@ -205,54 +208,17 @@ static int gemm_row_decoded(struct soft_pace *pace,
 			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
 					     MXCORE_F32);
 		for (kb = 0; kb < blocks; kb++) {
-			if (da->special[kb] || p->b.special[jb + kb])
+			if (da && !da->special[kb] && !p->b.special[jb + kb])
+				mxcore_acc_dot_decoded(&acc,
+					da->k + (u64)kb * MXCORE_BLOCK,
+					p->b.k + (jb + kb) * MXCORE_BLOCK,
+					da->exp[kb] + p->b.exp[jb + kb]);
+			else
 				mxcore_acc_block_dot(&acc,
 					ea, arow + kb * ablk,
 					p->a_scale[scale_at(&op->a, op->m, op->k, i, kb)],
 					eb, brow + kb * bblk,
 					p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
-			else
-				mxcore_acc_dot_decoded(&acc,
-					da->k + (u64)kb * MXCORE_BLOCK,
-					p->b.k + (jb + kb) * MXCORE_BLOCK,
-					da->exp[kb] + p->b.exp[jb + kb]);
-			err = soft_pace(pace, 1);
-			if (err)
-				return err;
-		}
-		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
-	}
-	return 0;
-}
-
-/* One row of C. */
-static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
-		    const struct soft_op_ptrs *p, u32 i)
-{
-	enum mxcore_elem ea = op->a.elem, eb = op->b.elem;
-	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
-			       MXCORE_BF16 : MXCORE_F32;
-	u64 ablk = mxcore_row_bytes(ea, MXCORE_BLOCK);
-	u64 bblk = mxcore_row_bytes(eb, MXCORE_BLOCK);
-	const u8 *arow = p->a_data + (u64)i * data_stride(&op->a, op->k);
-	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
-	struct mxcore_acc acc;
-	u32 j, kb;
-	int err;
-
-	for (j = 0; j < op->n; j++) {
-		const u8 *brow = p->b_data + (u64)j * data_stride(&op->b, op->k);
-
-		mxcore_acc_init(&acc);
-		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
-			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
-					     MXCORE_F32);
-		for (kb = 0; kb < op->k / MXCORE_BLOCK; kb++) {
-			mxcore_acc_block_dot(&acc,
-				ea, arow + kb * ablk,
-				p->a_scale[scale_at(&op->a, op->m, op->k, i, kb)],
-				eb, brow + kb * bblk,
-				p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
 			err = soft_pace(pace, 1);
 			if (err)
 				return err;
@@ -302,10 +268,9 @@ static int run_rows(struct mxaccel_job *job, u32 opi, u32 chunk, u32 row0,
 	for (r = row0; r < row1 && !err; r++) {
 		if (op->kind == DRM_MXACCEL_OP_QUANTIZE)
 			err = quantize_row(&pace, op, p, r);
-		else if (p->b.k)
-			err = gemm_row_decoded(&pace, op, p, &p->a[chunk], r);
 		else
-			err = gemm_row(&pace, op, p, r);
+			err = gemm_row(&pace, op, p, p->b.k ? &p->a[chunk] : NULL,
+				       r);
 	}
 	return err;
 }
