@@ -77,6 +77,10 @@ NVCC_FLAGS := -std=c++20 -O3 $(CUDA_GENCODE) -Werror all-warnings \
 
 CLI := $(BUILD)/bin/mxaccel
 DEMO := $(BUILD)/bin/mxaccel-demo
+# The PCI device model behind qemu's ivshmem-doorbell (tools/devmodel/).
+DEVMODEL := $(BUILD)/tools/mxaccel-devmodel
+DEVMODEL_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
+	$(wildcard tools/devmodel/*.c))
 TOOL_LIBS := -L$(BUILD)/lib -lmxaccel -Wl,-rpath,'$$ORIGIN/../lib' -lm
 
 TEST_SRCS := $(wildcard tests/lib/test_*.c)
@@ -99,6 +103,8 @@ ifneq ($(NVCC),)
 CUDA_BENCH += $(BUILD)/tests/read_probe
 endif
 TEST_COMMON := tests/lib/testlib.c
+# The device model's host-side test: plays qemu against mxaccel-devmodel.
+TEST_BINS += $(BUILD)/tests/test_devmodel
 SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 # The driver's tests boot Debian kernels under qemu; the sanitizer build is
 # about the library and skips them.
@@ -116,7 +122,8 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 KREL = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 	 $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
-	       $(wildcard uapi/drm/*.h) $(wildcard lib/core/*.[ch])
+	       $(wildcard uapi/drm/*.h) $(wildcard hw/*.h) \
+	       $(wildcard lib/core/*.[ch])
 
 .PHONY: all lib tools tests demo check install uninstall clean deps module e2e \
 	e2e-lib vm-shell vm-demo vm-bench cuda debug-kernel check-debug-kernel \
@@ -126,7 +133,7 @@ all: lib tools $(if $(NVCC),cuda)
 
 lib: $(SHLIB) $(STLIB) $(PCFILE)
 
-tools: $(CLI) $(DEMO)
+tools: $(CLI) $(DEMO) $(DEVMODEL)
 
 tests: $(TEST_BINS) $(CUDA_BENCH)
 
@@ -200,12 +207,32 @@ $(DEMO): $(BUILD)/tools/demo.o $(SHLIB)
 	$(quiet) LD $@
 	$(Q)$(CC) $< -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS)
 
+$(BUILD)/tools/devmodel/%.o: tools/devmodel/%.c tools/devmodel/devmodel.h \
+		hw/mxaccel_pci.h lib/include/mxaccel.h
+	@mkdir -p $(dir $@)
+	$(quiet) CC $<
+	$(Q)$(CC) $(BASE_CFLAGS) -Ihw -MMD -MP -c $< -o $@
+
+$(DEVMODEL): $(DEVMODEL_OBJS) $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(DEVMODEL_OBJS) -o $@ $(LDFLAGS_ALL) $(TOOL_LIBS) -lpthread
+
 # Library tests link only the shared library (whose core symbols are
 # hidden), so their references stay independent of lib/core.
 $(BUILD)/tests/%: tests/lib/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) -o $@ \
+		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+$(BUILD)/tests/test_devmodel: tests/devmodel/test_devmodel.c \
+		tests/devmodel/fakeqemu.c tests/devmodel/fakeqemu.h \
+		$(TEST_COMMON) tests/lib/testlib.h hw/mxaccel_pci.h $(SHLIB) \
+		$(DEVMODEL)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib -Ihw $(filter %.c,$^) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
 
 $(BUILD)/tests/%: tests/cuda/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
@@ -393,4 +420,5 @@ clean:
 	rm -rf build driver/mxaccel_config.h
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BUILD)/tools/demo.d \
+	$(DEVMODEL_OBJS:.o=.d) \
 	$(CUDA_OBJS:.o=.d)

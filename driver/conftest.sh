@@ -112,6 +112,14 @@ probe DRIVER_DATE drm/drm_drv.h <<'C'
 const struct drm_driver probe_driver = { .date = "19700101" };
 C
 
+probe VM_FLAGS_SET linux/mm.h <<'C'
+void probe(struct vm_area_struct *v);
+void probe(struct vm_area_struct *v)
+{
+	vm_flags_set(v, VM_IO);
+}
+C
+
 probe GEM_VMAP_UNLOCKED drm/drm_gem.h <<'C'
 int probe(struct drm_gem_object *obj, struct iosys_map *map);
 int probe(struct drm_gem_object *obj, struct iosys_map *map)

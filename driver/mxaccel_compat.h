@@ -8,6 +8,7 @@
 #define MXACCEL_COMPAT_H
 
 #include <linux/dma-buf.h>
+#include <linux/mm.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -141,6 +142,17 @@ static inline void mxaccel_gem_vunmap(struct drm_gem_object *obj,
 	drm_gem_vunmap_unlocked(obj, map);
 #else
 	drm_gem_shmem_vunmap(to_drm_gem_shmem_obj(obj), map);
+#endif
+}
+
+/* vm_flags became write-protected in 6.3. */
+static inline void mxaccel_vm_flags_set(struct vm_area_struct *vma,
+					unsigned long flags)
+{
+#if defined(MXACCEL_HAVE_VM_FLAGS_SET)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
 #endif
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mxaccel: a DRM compute accelerator driver for OCP Microscaling (MX)
- * block-scaled GEMM and quantization.  Without hardware it registers
- * software-engine devices (like vgem): platform devices with no platform
- * driver, each a DRM accel node (render node before Linux 6.2).
+ * block-scaled GEMM and quantization.  It registers software-engine
+ * devices (num_devices of them) and binds MX PCI devices
+ * (mxaccel_pci.c), each a DRM accel node (render node before Linux 6.2).
  */
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
@@ -14,6 +14,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 
 #include "mxaccel_compat.h"
 #include "mxaccel_debugfs.h"
@@ -22,9 +23,11 @@
 #include "mxaccel_fdinfo.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
+#include "mxaccel_pci_drv.h"
 #include "mxaccel_queue.h"
 #include "mxaccel_ring.h"
 #include "mxaccel_submit.h"
+#include "mxaccel_vram.h"
 
 /*
  * GET_PARAM: report one device parameter.
@@ -61,7 +64,7 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = mxaccel_max_queues;
 		break;
 	case DRM_MXACCEL_PARAM_MAX_OPS:
-		args->value = MXACCEL_MAX_OPS;
+		args->value = lim->max_ops;
 		break;
 	case DRM_MXACCEL_PARAM_MAX_DIM:
 		args->value = lim->max_dim;
@@ -89,6 +92,9 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		break;
 	case DRM_MXACCEL_PARAM_INLINE_MAX_WORK:
 		args->value = ops->run_inline ? mxaccel_inline_max_work : 0;
+		break;
+	case DRM_MXACCEL_PARAM_DEVICE_MEMORY:
+		args->value = mdev->vram ? mxaccel_vram_size(mdev->vram) : 0;
 		break;
 	default:
 		return mxaccel_inval(drm, -EINVAL,
@@ -168,11 +174,103 @@ static const struct drm_driver mxaccel_driver = {
 	.minor = DRM_MXACCEL_UAPI_VERSION,
 };
 
+/* Device numbers: debugfs directories, ring and workqueue names. */
+static DEFINE_IDA(mxaccel_ida);
+
+/*
+ * The last DRM reference is gone: no file is open, so no queue is left
+ * but those still being torn down, and no ioctl runs.  Fences may remain;
+ * they hold the ring set and the module.
+ */
+static void mxaccel_device_release(struct drm_device *drm, void *unused)
+{
+	struct mxaccel_device *mdev = to_mxaccel(drm);
+
+	if (mdev->release_wq)
+		destroy_workqueue(mdev->release_wq);
+	mxaccel_rings_fini(mdev);
+	if (mdev->engine)
+		mdev->engine->ops->destroy(mdev->engine);
+	if (mdev->timeout_wq)
+		destroy_workqueue(mdev->timeout_wq);
+	mutex_destroy(&mdev->queues_lock);
+	ida_free(&mxaccel_ida, mdev->index);
+}
+
+struct mxaccel_device *mxaccel_device_alloc(struct device *parent)
+{
+	struct mxaccel_device *mdev;
+	int index, ret;
+
+	index = ida_alloc(&mxaccel_ida, GFP_KERNEL);
+	if (index < 0)
+		return ERR_PTR(index);
+	mdev = devm_drm_dev_alloc(parent, &mxaccel_driver,
+				  struct mxaccel_device, drm);
+	if (IS_ERR(mdev)) {
+		ida_free(&mxaccel_ida, index);
+		return mdev;
+	}
+	mdev->index = index;
+	mutex_init(&mdev->queues_lock);
+	INIT_LIST_HEAD(&mdev->queues);
+	/* From here on the release action gives the index back. */
+	ret = drmm_add_action_or_reset(&mdev->drm, mxaccel_device_release,
+				       NULL);
+	if (ret)
+		return ERR_PTR(ret);
+	/*
+	 * Timeouts stop jobs, so they are on the fence-signalling path; queue
+	 * teardown must not wait behind them (or anything else) either.
+	 */
+	mdev->timeout_wq = alloc_ordered_workqueue("mxaccel%u-timeout",
+						   WQ_MEM_RECLAIM, index);
+	mdev->release_wq = alloc_workqueue("mxaccel%u-release", 0, 0, index);
+	if (!mdev->timeout_wq || !mdev->release_wq)
+		return ERR_PTR(-ENOMEM);
+	return mdev;
+}
+
+/* On failure the engine goes with the device, when it is released. */
+int mxaccel_device_register(struct mxaccel_device *mdev,
+			    struct mxaccel_engine *engine)
+{
+	int ret;
+
+	mdev->engine = engine;
+	ret = mxaccel_rings_init(mdev);
+	if (ret)
+		return ret;
+	ret = drm_dev_register(&mdev->drm, 0);
+	if (ret)
+		return ret;
+	mxaccel_debugfs_init(mdev);
+	return 0;
+}
+
+/*
+ * The device goes away for its users: new ioctls fail with -ENODEV, and
+ * running ones have returned when this does.  Only the first call acts
+ * (a lost PCI device is unplugged before it is removed).
+ */
+void mxaccel_device_unplug(struct mxaccel_device *mdev)
+{
+	if (atomic_xchg(&mdev->unplugged, 1))
+		return;
+	mxaccel_debugfs_fini(mdev);
+	drm_dev_unplug(&mdev->drm);
+}
+
+/*
+ * Software devices (like vgem): platform devices with no platform driver,
+ * their devres in a group of their own.
+ */
 static struct platform_device *mxaccel_pdevs[MXACCEL_MAX_DEVICES];
 static struct mxaccel_device *mxaccel_mdevs[MXACCEL_MAX_DEVICES];
 
-static struct mxaccel_device *mxaccel_device_create(unsigned int index)
+static struct mxaccel_device *mxaccel_soft_device_create(unsigned int index)
 {
+	struct mxaccel_engine *engine;
 	struct platform_device *pdev;
 	struct mxaccel_device *mdev;
 	int ret;
@@ -190,50 +288,21 @@ static struct mxaccel_device *mxaccel_device_create(unsigned int index)
 	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		goto err_release;
-
-	mdev = devm_drm_dev_alloc(&pdev->dev, &mxaccel_driver,
-				  struct mxaccel_device, drm);
+	mdev = mxaccel_device_alloc(&pdev->dev);
 	if (IS_ERR(mdev)) {
 		ret = PTR_ERR(mdev);
 		goto err_release;
 	}
-	mdev->index = index;
-	mutex_init(&mdev->queues_lock);
-	INIT_LIST_HEAD(&mdev->queues);
-	/*
-	 * Timeouts stop jobs, so they are on the fence-signalling path; queue
-	 * teardown must not wait behind them (or anything else) either.
-	 */
-	mdev->timeout_wq = alloc_ordered_workqueue("mxaccel%u-timeout",
-						   WQ_MEM_RECLAIM, index);
-	mdev->release_wq = alloc_workqueue("mxaccel%u-release", 0, 0, index);
-	if (!mdev->timeout_wq || !mdev->release_wq) {
-		ret = -ENOMEM;
-		goto err_wq;
+	engine = mxaccel_soft_engine_create(mdev, mxaccel_rings);
+	if (IS_ERR(engine)) {
+		ret = PTR_ERR(engine);
+		goto err_release;
 	}
-	mdev->engine = mxaccel_soft_engine_create(mdev, mxaccel_rings);
-	if (IS_ERR(mdev->engine)) {
-		ret = PTR_ERR(mdev->engine);
-		goto err_wq;
-	}
-	ret = mxaccel_rings_init(mdev);
+	ret = mxaccel_device_register(mdev, engine);
 	if (ret)
-		goto err_engine;
-	ret = drm_dev_register(&mdev->drm, 0);
-	if (ret)
-		goto err_rings;
-	mxaccel_debugfs_init(mdev);
+		goto err_release;
 	return mdev;
 
-err_rings:
-	mxaccel_rings_fini(mdev);
-err_engine:
-	mdev->engine->ops->destroy(mdev->engine);
-err_wq:
-	if (mdev->release_wq)
-		destroy_workqueue(mdev->release_wq);
-	if (mdev->timeout_wq)
-		destroy_workqueue(mdev->timeout_wq);
 err_release:
 	devres_release_group(&pdev->dev, NULL);
 err_unregister:
@@ -242,22 +311,15 @@ err_unregister:
 	return ERR_PTR(ret);
 }
 
-static void mxaccel_device_destroy(unsigned int index)
+/*
+ * At module exit no file is open and no fence of ours is left (they hold
+ * module references): the device is released right here.
+ */
+static void mxaccel_soft_device_destroy(unsigned int index)
 {
-	struct mxaccel_device *mdev = mxaccel_mdevs[index];
 	struct platform_device *pdev = mxaccel_pdevs[index];
 
-	mxaccel_debugfs_fini(mdev);
-	drm_dev_unplug(&mdev->drm);
-	/*
-	 * No file is open and no fence of ours is left (they hold module
-	 * references), but the last queues may still be being torn down.
-	 */
-	destroy_workqueue(mdev->release_wq);
-	mxaccel_rings_fini(mdev);
-	mdev->engine->ops->destroy(mdev->engine);
-	destroy_workqueue(mdev->timeout_wq);
-	mutex_destroy(&mdev->queues_lock);
+	mxaccel_device_unplug(mxaccel_mdevs[index]);
 	devres_release_group(&pdev->dev, NULL);
 	platform_device_unregister(pdev);
 	mxaccel_mdevs[index] = NULL;
@@ -270,28 +332,37 @@ static void mxaccel_destroy_all(void)
 
 	for (i = MXACCEL_MAX_DEVICES; i-- > 0;)
 		if (mxaccel_mdevs[i])
-			mxaccel_device_destroy(i);
+			mxaccel_soft_device_destroy(i);
 }
 
 static int __init mxaccel_init(void)
 {
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < mxaccel_num_devices; i++) {
-		struct mxaccel_device *mdev = mxaccel_device_create(i);
+		struct mxaccel_device *mdev = mxaccel_soft_device_create(i);
 
 		if (IS_ERR(mdev)) {
-			mxaccel_destroy_all();
-			mxaccel_debugfs_module_fini();
-			return PTR_ERR(mdev);
+			ret = PTR_ERR(mdev);
+			goto err;
 		}
 		mxaccel_mdevs[i] = mdev;
 	}
+	ret = mxaccel_pci_register();
+	if (ret)
+		goto err;
 	return 0;
+
+err:
+	mxaccel_destroy_all();
+	mxaccel_debugfs_module_fini();
+	return ret;
 }
 
 static void __exit mxaccel_exit(void)
 {
+	mxaccel_pci_unregister();
 	mxaccel_destroy_all();
 	mxaccel_debugfs_module_fini();
 	/* Fence releases run under RCU (mxaccel_fence.c): let them finish. */
@@ -301,7 +372,7 @@ static void __exit mxaccel_exit(void)
 module_init(mxaccel_init);
 module_exit(mxaccel_exit);
 
-MODULE_DESCRIPTION("OCP Microscaling (MX) accelerator with an exact software engine");
+MODULE_DESCRIPTION("OCP Microscaling (MX) accelerator: exact software engine and PCI devices");
 MODULE_LICENSE("GPL");
 /* dma_buf_vmap() of imported buffers (mxaccel_gem.c). */
 MODULE_IMPORT_NS(DMA_BUF);

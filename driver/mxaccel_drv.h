@@ -25,11 +25,12 @@ struct mxaccel_device {
 	unsigned int index;
 	struct mxaccel_engine *engine;
 	/*
-	 * The rings own the schedulers and their names: both outlive every
-	 * fence of the device, because every fence holds a module reference
-	 * (mxaccel_fence.c) and rings go only with the device at unload.
+	 * The rings own the schedulers and their names: schedulers go when
+	 * the device is released (no file open, no queue left), their
+	 * memory with the last fence (struct mxaccel_ring_set).
 	 */
-	struct mxaccel_ring *rings;
+	struct mxaccel_ring_set *ring_set;
+	struct mxaccel_ring *rings;	/* ring_set->ring */
 	unsigned int n_rings;
 	/* Every ring's scheduler: the entity of each queue lists them all. */
 	struct drm_gpu_scheduler **sched_list;
@@ -44,7 +45,22 @@ struct mxaccel_device {
 	atomic_t next_queue;		/* names in debugfs and the log */
 	atomic64_t next_client;		/* fdinfo client ids (old kernels) */
 	struct dentry *debugfs;
+	/* Device memory, where the engine has any (mxaccel_vram.c). */
+	struct mxaccel_vram *vram;
+	/* mxaccel_device_unplug() ran: the device is gone for its users. */
+	atomic_t unplugged;
 };
+
+/*
+ * A device's life: alloc (devres of parent, released with the last DRM
+ * reference), then the engine and register; unplug once when it goes
+ * (module exit, PCI removal, a lost device).  What register set up is
+ * torn down only when the device is released.
+ */
+struct mxaccel_device *mxaccel_device_alloc(struct device *parent);
+int mxaccel_device_register(struct mxaccel_device *mdev,
+			    struct mxaccel_engine *engine);
+void mxaccel_device_unplug(struct mxaccel_device *mdev);
 
 static inline struct mxaccel_device *to_mxaccel(struct drm_device *drm)
 {

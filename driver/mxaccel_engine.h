@@ -31,6 +31,7 @@ struct mxaccel_engine_limits {
 	u64 op_mask;		/* 1 << enum drm_mxaccel_op_kind */
 	u64 mode_mask;		/* 1 << enum drm_mxaccel_scale_mode */
 	u32 max_dim;		/* largest M, N or K */
+	u32 max_ops;		/* ops of one job, <= MXACCEL_MAX_OPS */
 	u64 max_bo_size;
 	u32 offset_align;	/* operand offsets and strides: a power of 2 */
 };

@@ -3,10 +3,11 @@
  * Engine fences and module lifetime.  Fences travel far beyond their
  * driver: into syncobjs of other files, sync_files, other drivers'
  * reservation objects.  Their ops live in this module and the scheduler
- * fences that wrap them read their scheduler's name, which the device
- * owns.  So every engine fence holds a reference on the module: while
- * any fence of ours exists, rmmod fails with -EBUSY, and the devices (and
- * with them the rings and their names) stay.  Every scheduler fence the
+ * fences that wrap them read their scheduler's name, which lives with the
+ * device's rings.  So every engine fence holds a reference on the module
+ * (while any fence of ours exists, rmmod fails with -EBUSY) and on the
+ * rings of its device (struct mxaccel_ring_set: a PCI device can be
+ * removed while its fences live on).  Every scheduler fence the
  * driver publishes has an engine fence as its parent (run_job always
  * returns one, even for a canceled job), which it holds until it is
  * released itself.
@@ -16,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "mxaccel_fence.h"
+#include "mxaccel_ring.h"
 
 static const char *mxaccel_fence_driver_name(struct dma_fence *f)
 {
@@ -35,8 +37,11 @@ static const char *mxaccel_fence_timeline_name(struct dma_fence *f)
  */
 static void mxaccel_fence_release(struct dma_fence *f)
 {
+	struct mxaccel_fence *mf = container_of(f, struct mxaccel_fence, base);
+
 	rcu_read_lock();
-	kfree_rcu(container_of(f, struct mxaccel_fence, base), base.rcu);
+	mxaccel_ring_set_put(mf->set);
+	kfree_rcu(mf, base.rcu);
 	module_put(THIS_MODULE);
 	rcu_read_unlock();
 }
@@ -65,10 +70,12 @@ void mxaccel_fence_free(struct mxaccel_fence *f)
 	module_put(THIS_MODULE);
 }
 
-void mxaccel_fence_init(struct mxaccel_fence *f, const char *timeline,
+void mxaccel_fence_init(struct mxaccel_fence *f, struct mxaccel_ring *ring,
 			u64 context, u64 seqno)
 {
 	spin_lock_init(&f->lock);
-	f->timeline = timeline;
+	f->timeline = ring->name;
+	f->set = ring->set;
+	mxaccel_ring_set_get(f->set);
 	dma_fence_init(&f->base, &mxaccel_fence_ops, &f->lock, context, seqno);
 }

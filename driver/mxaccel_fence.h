@@ -9,11 +9,15 @@
 #include <linux/dma-fence.h>
 #include <linux/spinlock.h>
 
+struct mxaccel_ring;
+struct mxaccel_ring_set;
+
 struct mxaccel_fence {
 	struct dma_fence base;
 	spinlock_t lock;		/* dma_fence_init() needs one */
-	/* The ring's name: owned by the device, which outlives the fence. */
+	/* The ring's name, in a ring set the fence holds a reference on. */
 	const char *timeline;
+	struct mxaccel_ring_set *set;
 };
 
 /*
@@ -24,7 +28,8 @@ struct mxaccel_fence {
  */
 struct mxaccel_fence *mxaccel_fence_alloc(void);
 void mxaccel_fence_free(struct mxaccel_fence *f);
-void mxaccel_fence_init(struct mxaccel_fence *f, const char *timeline,
+/* A fence on ring's timeline (named after it); context as given. */
+void mxaccel_fence_init(struct mxaccel_fence *f, struct mxaccel_ring *ring,
 			u64 context, u64 seqno);
 
 #endif /* MXACCEL_FENCE_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Buffer objects: shmem-backed GEM objects, created, described and waited
+ * Buffer objects: shmem-backed GEM objects (or device memory,
+ * mxaccel_vram.c), created, described and waited
  * on through the ioctls below and mapped by user space through the DRM
  * file's mmap; the engine maps each once, when it first uses it, and
  * keeps the mapping until the object is freed (no map and unmap per job).
@@ -18,6 +19,7 @@
 #include "mxaccel_engine.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_params.h"
+#include "mxaccel_vram.h"
 
 /*
  * The shmem helper's object functions, but freeing through us: the
@@ -138,40 +140,64 @@ unsigned long mxaccel_timeout_to_jiffies(s64 timeout_ns)
 	       MAX_SCHEDULE_TIMEOUT : (unsigned long)nsecs_to_jiffies64(left);
 }
 
+#define MXACCEL_BO_PLACEMENT	(DRM_MXACCEL_BO_SYSTEM | DRM_MXACCEL_BO_DEVICE)
+
 /*
- * BO_CREATE: a zero-filled buffer object of at least args->size bytes.
- * -EINVAL: size 0 or flags set.  -E2BIG: size above MAX_BO_SIZE.
- * -ENOMEM (or -ENOSPC from shmem): no memory.
+ * BO_CREATE: a zero-filled buffer object of at least args->size bytes, in
+ * system memory or in the device's memory (flags; none: device memory
+ * where the device has it).
+ * -EINVAL: size 0, unknown flags, both placements, or device memory on a
+ * device without.  -E2BIG: size above MAX_BO_SIZE (or the device
+ * memory).  -ENOMEM (or -ENOSPC from shmem or a full device memory): no
+ * memory.
  */
 int mxaccel_ioctl_bo_create(struct drm_device *drm, void *data,
 			    struct drm_file *file)
 {
 	struct drm_mxaccel_bo_create *args = data;
-	struct drm_gem_shmem_object *shmem;
+	struct mxaccel_device *mdev = to_mxaccel(drm);
+	struct drm_gem_object *obj;
+	bool device;
 	int ret;
 
-	if (args->flags)
+	if (args->flags & ~MXACCEL_BO_PLACEMENT)
 		return mxaccel_inval(drm, -EINVAL,
 				     "bo_create: unknown flags 0x%x\n",
-				     args->flags);
+				     args->flags & ~MXACCEL_BO_PLACEMENT);
+	if (args->flags == MXACCEL_BO_PLACEMENT)
+		return mxaccel_inval(drm, -EINVAL,
+				     "bo_create: flags ask for system and device memory\n");
 	if (!args->size)
 		return mxaccel_inval(drm, -EINVAL, "bo_create: size is 0\n");
 	if (args->size > MXACCEL_MAX_BO_SIZE)
 		return mxaccel_inval(drm, -E2BIG,
 				     "bo_create: size %llu above %llu\n",
 				     args->size, MXACCEL_MAX_BO_SIZE);
+	device = args->flags & DRM_MXACCEL_BO_DEVICE ||
+		 (!args->flags && mdev->vram);
+	if (device && !mdev->vram)
+		return mxaccel_inval(drm, -EINVAL,
+				     "bo_create: DRM_MXACCEL_BO_DEVICE: the device has no device memory\n");
 
-	shmem = drm_gem_shmem_create(drm, args->size);
-	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
-	ret = drm_gem_create_mmap_offset(&shmem->base);
+	if (device) {
+		obj = mxaccel_vram_bo_create(drm, args->size);
+		if (IS_ERR(obj))
+			return PTR_ERR(obj);
+	} else {
+		struct drm_gem_shmem_object *shmem;
+
+		shmem = drm_gem_shmem_create(drm, args->size);
+		if (IS_ERR(shmem))
+			return PTR_ERR(shmem);
+		obj = &shmem->base;
+	}
+	ret = drm_gem_create_mmap_offset(obj);
 	if (!ret)
-		ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+		ret = drm_gem_handle_create(file, obj, &args->handle);
 	if (!ret)
-		args->mmap_offset =
-			drm_vma_node_offset_addr(&shmem->base.vma_node);
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	/* The handle (if any) holds the object now. */
-	drm_gem_object_put(&shmem->base);
+	drm_gem_object_put(obj);
 	return ret;
 }
 

@@ -10,9 +10,16 @@
 #include <linux/mutex.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_mm.h>
 
+/*
+ * A system-memory object is a shmem object; a device-memory one
+ * (mxaccel_vram.c) uses only base.base of it and its heap range.
+ */
 struct mxaccel_bo {
 	struct drm_gem_shmem_object base;
+	bool vram;
+	struct drm_mm_node vram_node;
 	/* The engine's mapping: made once, under map_lock. */
 	struct mutex map_lock;
 	bool mapped;

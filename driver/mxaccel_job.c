@@ -414,7 +414,7 @@ int mxaccel_job_push(struct mxaccel_job *job, struct drm_mxaccel_submit *args)
 		drm_sched_job_cleanup(&job->base);
 		job->sched_init = false;
 		/* Its first reference is the job's. */
-		mxaccel_fence_init(job->fence, job->ring->name,
+		mxaccel_fence_init(job->fence, job->ring,
 				   q->inline_context, job->seqno);
 		job->fence_live = true;
 		job->done = &job->fence->base;

@@ -6,11 +6,12 @@
  * job (mxaccel_job_push()), so a long or hung job holds up only the jobs
  * queued behind it in its own queue, as long as a ring is free.  (The
  * scheduler's own choice counts idle queues attached to a ring as load,
- * and would put a job behind a hung one.)  Each ring is
- * created with the device and finalised only when the device goes (at
- * module unload, which the fences' module references hold off until no
- * fence of ours is left): the scheduler fences of every queue on a ring
- * read its name for as long as they exist.
+ * and would put a job behind a hung one.)  Each ring is created with the
+ * device and its scheduler finalised when the device is released (its
+ * last file closed, after removal for a PCI device): queues are entities
+ * of the schedulers until then.  The rings' memory lives on while any
+ * engine fence does (struct mxaccel_ring_set): the scheduler fences of
+ * every queue on a ring read its name for as long as they exist.
  *
  * Timeouts are the ring's own, not the scheduler's: a queue carries the
  * job timeout in force when it was created, and a job that runs past it
@@ -133,26 +134,44 @@ struct mxaccel_ring *mxaccel_ring_least_loaded(struct mxaccel_device *mdev,
 	return best;
 }
 
+static void ring_set_free(struct kref *ref)
+{
+	kfree_rcu(container_of(ref, struct mxaccel_ring_set, ref), rcu);
+}
+
+/*
+ * The last reference may go with a fence, in any context: freeing waits
+ * for readers of the names under RCU (dma_fence_get_timeline_name()).
+ */
+void mxaccel_ring_set_put(struct mxaccel_ring_set *set)
+{
+	kref_put(&set->ref, ring_set_free);
+}
+
 int mxaccel_rings_init(struct mxaccel_device *mdev)
 {
+	unsigned int n = mdev->engine->n_rings;
+	struct mxaccel_ring_set *set;
 	unsigned int i;
 	int ret;
 
-	mdev->rings = kcalloc(mdev->engine->n_rings, sizeof(*mdev->rings),
-			      GFP_KERNEL);
-	mdev->sched_list = kcalloc(mdev->engine->n_rings,
-				   sizeof(*mdev->sched_list), GFP_KERNEL);
-	if (!mdev->rings || !mdev->sched_list) {
-		kfree(mdev->rings);
+	set = kzalloc(struct_size(set, ring, n), GFP_KERNEL);
+	mdev->sched_list = kcalloc(n, sizeof(*mdev->sched_list), GFP_KERNEL);
+	if (!set || !mdev->sched_list) {
+		kfree(set);
 		kfree(mdev->sched_list);
-		mdev->rings = NULL;
 		mdev->sched_list = NULL;
 		return -ENOMEM;
 	}
-	for (i = 0; i < mdev->engine->n_rings; i++) {
+	kref_init(&set->ref);
+	set->n = n;
+	mdev->ring_set = set;
+	mdev->rings = set->ring;
+	for (i = 0; i < n; i++) {
 		struct mxaccel_ring *ring = &mdev->rings[i];
 
 		ring->mdev = mdev;
+		ring->set = set;
 		ring->index = i;
 		snprintf(ring->name, sizeof(ring->name), "mxaccel%u-ring%u",
 			 mdev->index, i);
@@ -183,7 +202,9 @@ void mxaccel_rings_fini(struct mxaccel_device *mdev)
 		drm_sched_fini(&mdev->rings[i].sched);
 	}
 	mdev->n_rings = 0;
-	kfree(mdev->rings);
+	if (mdev->ring_set)
+		mxaccel_ring_set_put(mdev->ring_set);
+	mdev->ring_set = NULL;
 	mdev->rings = NULL;
 	kfree(mdev->sched_list);
 	mdev->sched_list = NULL;

@@ -7,16 +7,20 @@
 #define MXACCEL_RING_H
 
 #include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <drm/gpu_scheduler.h>
 
 struct mxaccel_device;
 struct mxaccel_job;
+struct mxaccel_ring_set;
 
 struct mxaccel_ring {
 	struct drm_gpu_scheduler sched;
 	struct mxaccel_device *mdev;
+	struct mxaccel_ring_set *set;
 	unsigned int index;
 	/* The timeline name of every fence of the ring. */
 	char name[32];
@@ -36,6 +40,26 @@ struct mxaccel_ring {
 	atomic64_t jobs_done;
 	atomic64_t jobs_timed_out;
 };
+
+/*
+ * The rings of a device, in one allocation that lives as long as the
+ * last fence that names one of them: the device's reference goes when the
+ * device is released, each engine fence holds one (mxaccel_fence.c).  A
+ * device can go before its fences (PCI removal with sync_files open).
+ */
+struct mxaccel_ring_set {
+	struct kref ref;
+	struct rcu_head rcu;
+	unsigned int n;
+	struct mxaccel_ring ring[];
+};
+
+static inline void mxaccel_ring_set_get(struct mxaccel_ring_set *set)
+{
+	kref_get(&set->ref);
+}
+
+void mxaccel_ring_set_put(struct mxaccel_ring_set *set);
 
 static inline struct mxaccel_ring *to_mxaccel_ring(struct drm_gpu_scheduler *s)
 {

@@ -45,7 +45,7 @@ static struct dma_fence *mxaccel_run_job(struct drm_sched_job *sched_job)
 	int err;
 
 	/* Seqnos of the ring's context follow the order jobs start. */
-	mxaccel_fence_init(job->fence, ring->name, ring->fence_context,
+	mxaccel_fence_init(job->fence, ring, ring->fence_context,
 			   ++ring->fence_seqno);
 	job->fence_live = true;
 	/* The first reference goes to the scheduler; this one is the job's. */

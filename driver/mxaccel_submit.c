@@ -6,6 +6,7 @@
 #include <drm/drm_file.h>
 
 #include "mxaccel_drv.h"
+#include "mxaccel_engine.h"
 #include "mxaccel_job.h"
 #include "mxaccel_params.h"
 #include "mxaccel_queue.h"
@@ -23,9 +24,10 @@ static int check_args(struct drm_device *drm,
 				     args->flags & ~MXACCEL_SUBMIT_FLAGS);
 	if (args->op_count == 0)
 		return mxaccel_inval(drm, -EINVAL, "submit: op_count is 0\n");
-	if (args->op_count > MXACCEL_MAX_OPS)
+	if (args->op_count > to_mxaccel(drm)->engine->limits.max_ops)
 		return mxaccel_inval(drm, -E2BIG, "submit: op_count %u above %u\n",
-				     args->op_count, MXACCEL_MAX_OPS);
+				     args->op_count,
+				     to_mxaccel(drm)->engine->limits.max_ops);
 	if (args->op_size < sizeof(struct drm_mxaccel_op))
 		return mxaccel_inval(drm, -EINVAL,
 				     "submit: op_size %u below %zu\n",

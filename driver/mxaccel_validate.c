@@ -190,7 +190,8 @@ static int check_op(struct check_ctx *ctx, u32 i,
 				     i, op->m, op->k, lim->max_dim);
 
 	if (op->kind == DRM_MXACCEL_OP_GEMM) {
-		if (op->flags & ~DRM_MXACCEL_OP_ACCUMULATE)
+		if (op->flags & ~(DRM_MXACCEL_OP_ACCUMULATE |
+				  DRM_MXACCEL_OP_EXACT))
 			return mxaccel_inval(drm, -EINVAL,
 					     "submit: op %u: unknown flags 0x%x\n",
 					     i, op->flags);

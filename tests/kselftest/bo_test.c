@@ -133,7 +133,8 @@ TEST_F(bo, size_zero)
 
 TEST_F(bo, flags)
 {
-	static const __u32 bad[] = { 1, 2, 0x80000000u, 0xffffffffu };
+	/* Unknown bits, and both placements at once. */
+	static const __u32 bad[] = { 4, 3, 0x80000000u, 0xffffffffu };
 	struct drm_mxaccel_bo_create c;
 	unsigned int n;
 
@@ -141,6 +142,36 @@ TEST_F(bo, flags)
 		EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096, bad[n], &c));
 		EXPECT_EQ(0xcccccccc, c.handle);
 	}
+}
+
+/*
+ * System memory exists everywhere; device memory where DEVICE_MEMORY says
+ * (-EINVAL elsewhere), and then it is the default placement.
+ */
+TEST_F(bo, placement)
+{
+	struct drm_mxaccel_bo_create c, c2;
+	__u64 vram;
+
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_DEVICE_MEMORY,
+				   &vram));
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_MXACCEL_BO_SYSTEM, &c));
+	EXPECT_EQ(0, mxt_gem_close(self->fd, c.handle));
+	if (!vram) {
+		EXPECT_EQ(-EINVAL, bo_create(self->fd, 4096,
+					     DRM_MXACCEL_BO_DEVICE, &c));
+		EXPECT_EQ(0xcccccccc, c.handle);
+		return;
+	}
+	ASSERT_EQ(0, bo_create(self->fd, 4096, DRM_MXACCEL_BO_DEVICE, &c));
+	EXPECT_EQ(0, mxt_gem_close(self->fd, c.handle));
+	/* More than the device has, and what does not fit any more. */
+	EXPECT_EQ(-E2BIG, bo_create(self->fd, vram + 4096,
+				    DRM_MXACCEL_BO_DEVICE, &c));
+	ASSERT_EQ(0, bo_create(self->fd, vram, DRM_MXACCEL_BO_DEVICE, &c));
+	EXPECT_EQ(-ENOSPC, bo_create(self->fd, 4096, 0, &c2));
+	EXPECT_EQ(0xcccccccc, c2.handle);
+	EXPECT_EQ(0, mxt_gem_close(self->fd, c.handle));
 }
 
 TEST_F(bo, too_big)

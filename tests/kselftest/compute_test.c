@@ -374,7 +374,7 @@ TEST_F(compute, gemm_accumulate)
 
 	/* fp32: 0.5 + 32 = 32.5. */
 	small_gemm(&op, &bo, 1, 1, 32, E4M3, E4M3, F32);
-	op.flags = DRM_MXACCEL_OP_ACCUMULATE;
+	op.flags |= DRM_MXACCEL_OP_ACCUMULATE;
 	mxt_put_u32(mxt_bo_at(&bo, SMALL_C), mxt_f32_bits(0.5f));
 	ASSERT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
 	EXPECT_EQ(mxt_f32_bits(32.5f), mxt_get_u32(mxt_bo_at(&bo, SMALL_C)));
@@ -395,7 +395,7 @@ TEST_F(compute, gemm_accumulate)
 	EXPECT_EQ(0x1234, mxt_get_u16(mxt_bo_at(&bo, SMALL_C + 2)));
 
 	/* Without the flag, C is only written. */
-	op.flags = 0;
+	op.flags &= ~DRM_MXACCEL_OP_ACCUMULATE;
 	op.c.dtype = F32;
 	mxt_put_u32(mxt_bo_at(&bo, SMALL_C), F32_NAN);
 	ASSERT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
@@ -485,7 +485,7 @@ TEST_F(compute, gemm_special_values)
 		mxt_put_u32(mxt_bo_at(&bo, SMALL_C), cases[i].c_in);
 		small_gemm(&op, &bo, 1, 1, 32, cases[i].ea, E4M3, F32);
 		if (cases[i].acc)
-			op.flags = DRM_MXACCEL_OP_ACCUMULATE;
+			op.flags |= DRM_MXACCEL_OP_ACCUMULATE;
 		ASSERT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
 		EXPECT_EQ(cases[i].expect,
 			  mxt_get_u32(mxt_bo_at(&bo, SMALL_C)))
@@ -685,7 +685,7 @@ static void random_gemm(struct __test_metadata *_metadata, int fd,
 	op.b.data_stride = bstride;
 	mxt_dense(&op.c, bo[4].handle, RND_OFF, gc->dtype);
 	op.c.stride = cstride;
-	op.flags = gc->acc ? DRM_MXACCEL_OP_ACCUMULATE : 0;
+	op.flags |= gc->acc ? DRM_MXACCEL_OP_ACCUMULATE : 0;
 
 	/* A and B: codes, scales 2^-7 .. 2^7, laid out as the op says. */
 	for (r = 0; r < gc->m; r++) {

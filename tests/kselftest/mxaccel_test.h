@@ -84,10 +84,44 @@ static inline int mxt_open_if_mxaccel(const char *path)
 }
 
 /*
+ * The engine kind $MXACCEL_ENGINE asks for: "software" or "hardware"
+ * (DRM_MXACCEL_ENGINE_*), or -1 for any.
+ */
+static inline int mxt_engine_wanted(void)
+{
+	const char *env = getenv("MXACCEL_ENGINE");
+
+	if (!env || !*env)
+		return -1;
+	if (!strcmp(env, "software"))
+		return DRM_MXACCEL_ENGINE_SOFTWARE;
+	if (!strcmp(env, "hardware"))
+		return DRM_MXACCEL_ENGINE_HARDWARE;
+	fprintf(stderr, "MXACCEL_ENGINE=%s: not software or hardware\n", env);
+	exit(1);
+}
+
+static inline int mxt_open_if_engine(const char *path, int kind)
+{
+	struct drm_mxaccel_get_param p = {
+		.param = DRM_MXACCEL_PARAM_ENGINE_KIND,
+	};
+	int fd = mxt_open_if_mxaccel(path);
+
+	if (fd < 0 || kind < 0)
+		return fd;
+	if (ioctl(fd, DRM_IOCTL_MXACCEL_GET_PARAM, &p) || p.value != (__u64)kind) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
+/*
  * Open the first mxaccel node: /dev/accel/accel* (Linux 6.2 and later) or
  * /dev/dri/renderD* (before), chosen by the DRM driver name, never by the
- * node's number.  $MXACCEL_DEVICE names one explicitly.  Returns the fd or
- * -ENODEV.
+ * node's number, and by the engine kind $MXACCEL_ENGINE names, if it does.
+ * $MXACCEL_DEVICE names a node explicitly.  Returns the fd or -ENODEV.
  */
 static inline int mxt_open(void)
 {
@@ -99,6 +133,7 @@ static inline int mxt_open(void)
 		{ "/dev/dri", "renderD" },
 	};
 	const char *env = getenv("MXACCEL_DEVICE");
+	int kind = mxt_engine_wanted();
 	unsigned int i;
 
 	if (env && *env)
@@ -118,7 +153,7 @@ static inline int mxt_open(void)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", where[i].dir,
 				 de->d_name);
-			fd = mxt_open_if_mxaccel(path);
+			fd = mxt_open_if_engine(path, kind);
 			if (fd >= 0)
 				break;
 		}
@@ -661,11 +696,16 @@ static inline void mxt_dense(struct drm_mxaccel_dense_operand *d,
 	d->dtype = dtype;
 }
 
+/*
+ * A GEMM asking for the exact result: the tests compare with exact values,
+ * and a hardware engine is exact only when asked (DRM_MXACCEL_OP_EXACT).
+ */
 static inline void mxt_gemm(struct drm_mxaccel_op *op, __u32 m, __u32 n,
 			    __u32 k)
 {
 	memset(op, 0, sizeof(*op));
 	op->kind = DRM_MXACCEL_OP_GEMM;
+	op->flags = DRM_MXACCEL_OP_EXACT;
 	op->m = m;
 	op->n = n;
 	op->k = k;

@@ -196,10 +196,21 @@ TEST_F(param, v2_params_follow_module_params)
 		{ DRM_MXACCEL_PARAM_INLINE_MAX_WORK, "inline_max_work", true },
 	};
 	unsigned int i, sysfs;
-	__u64 v, window, depth;
+	__u64 v, window, depth, kind;
 
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_ENGINE_KIND, &kind));
 	for (i = 0; i < ARRAY_SIZE(p); i++) {
 		ASSERT_EQ(0, get_param(self->fd, p[i].param, &v));
+		/* A hardware engine never runs jobs in the submitter. */
+		if (p[i].param == DRM_MXACCEL_PARAM_INLINE_MAX_WORK &&
+		    kind == DRM_MXACCEL_ENGINE_HARDWARE) {
+			EXPECT_EQ(0, v);
+			continue;
+		}
+		/* The rings of a hardware engine are the device's. */
+		if (p[i].param == DRM_MXACCEL_PARAM_RINGS &&
+		    kind == DRM_MXACCEL_ENGINE_HARDWARE)
+			continue;
 		if (mxt_param_read(p[i].name, &sysfs)) {
 			TH_LOG("no readable %s module parameter", p[i].name);
 			continue;
@@ -231,10 +242,30 @@ TEST_F(param, v2_params_follow_module_params)
 	}
 }
 
+/* Version 3: device memory, on hardware engines only, in whole pages. */
+TEST_F(param, device_memory)
+{
+	__u64 kind, vram, max_bo;
+
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_ENGINE_KIND, &kind));
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_DEVICE_MEMORY,
+			       &vram));
+	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_MAX_BO_SIZE,
+			       &max_bo));
+	if (kind == DRM_MXACCEL_ENGINE_SOFTWARE) {
+		EXPECT_EQ(0, vram);
+		return;
+	}
+	EXPECT_LT(0, vram);
+	EXPECT_EQ(0, vram % 4096);
+	/* Objects come from device memory: none is larger. */
+	EXPECT_EQ(vram, max_bo);
+}
+
 TEST_F(param, unknown_param)
 {
 	static const __u32 bad[] = {
-		DRM_MXACCEL_PARAM_INLINE_MAX_WORK + 1, 64, 0x80000000u,
+		DRM_MXACCEL_PARAM_DEVICE_MEMORY + 1, 64, 0x80000000u,
 		0xffffffffu,
 	};
 	unsigned int i;
@@ -268,7 +299,7 @@ TEST_F(param, every_param_twice_is_stable)
 {
 	__u32 p;
 
-	for (p = 0; p <= DRM_MXACCEL_PARAM_INLINE_MAX_WORK; p++) {
+	for (p = 0; p <= DRM_MXACCEL_PARAM_DEVICE_MEMORY; p++) {
 		__u64 a, b;
 
 		ASSERT_EQ(0, get_param(self->fd, p, &a));

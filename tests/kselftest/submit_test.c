@@ -559,11 +559,13 @@ TEST_F(submit, dim_above_max)
 
 TEST_F(submit, gemm_flags)
 {
-	EXPECT_OP(-EINVAL, self->gemm, _op.flags = 2);
+	EXPECT_OP(-EINVAL, self->gemm, _op.flags = 4);
 	EXPECT_OP(-EINVAL, self->gemm, _op.flags = 0x80000000u);
 	EXPECT_OP(-EINVAL, self->gemm,
-		  _op.flags = DRM_MXACCEL_OP_ACCUMULATE | 2);
+		  _op.flags = DRM_MXACCEL_OP_ACCUMULATE | 4);
 	EXPECT_OP(0, self->gemm, _op.flags = DRM_MXACCEL_OP_ACCUMULATE);
+	EXPECT_OP(0, self->gemm, _op.flags = DRM_MXACCEL_OP_EXACT);
+	EXPECT_OP(0, self->gemm, _op.flags = 0);
 }
 
 TEST_F(submit, gemm_scale_mode)

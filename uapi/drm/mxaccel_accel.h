@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define DRM_MXACCEL_UAPI_VERSION	2
+#define DRM_MXACCEL_UAPI_VERSION	3
 
 /*
  * Largest element size accepted for growable arrays (SUBMIT's op_size and
@@ -99,6 +99,9 @@ extern "C" {
  *	operations (GEMM: M * N * K / 32 block dot products; QUANTIZE:
  *	M * K / 32 blocks) may run in the submitting thread when nothing
  *	delays them (see &drm_mxaccel_submit); 0 when the device never does.
+ * @DRM_MXACCEL_PARAM_DEVICE_MEMORY: bytes of device memory that
+ *	DRM_MXACCEL_BO_DEVICE buffer objects come from (version 3); 0 when
+ *	the device has none and uses system memory only.
  */
 enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_UAPI_VERSION = 0,
@@ -117,6 +120,7 @@ enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_MAX_DEVICE_QUEUES = 13,
 	DRM_MXACCEL_PARAM_STATUS_WINDOW = 14,
 	DRM_MXACCEL_PARAM_INLINE_MAX_WORK = 15,
+	DRM_MXACCEL_PARAM_DEVICE_MEMORY = 16,
 };
 
 /**
@@ -203,10 +207,21 @@ struct drm_mxaccel_get_param {
  * @size: Input: bytes, > 0 and <= DRM_MXACCEL_PARAM_MAX_BO_SIZE (else
  *	-EINVAL / -E2BIG); rounded up to whole pages.  -ENOMEM, or -ENOSPC
  *	from shmem, when there is no memory for the object.
- * @flags: Input: must be zero.
+ * @flags: Input: where the buffer lives: DRM_MXACCEL_BO_SYSTEM,
+ *	DRM_MXACCEL_BO_DEVICE, or 0 for the device's choice (device memory
+ *	where it has any, else system memory).  A device without device
+ *	memory rejects DRM_MXACCEL_BO_DEVICE with -EINVAL; a device whose
+ *	engine reaches only its own memory (a PCI engine without DMA,
+ *	Documentation/pci-device.rst) accepts system-memory objects but
+ *	rejects them at SUBMIT with -EINVAL.  Device memory that is full
+ *	gives -ENOSPC.  Other bits, or both: -EINVAL.
  * @handle: Output: GEM handle, private to this file.
  * @mmap_offset: Output: offset to mmap() the buffer at on this file.
  */
+/* BO_CREATE placement flags (version 3) */
+#define DRM_MXACCEL_BO_SYSTEM		(1u << 0)
+#define DRM_MXACCEL_BO_DEVICE		(1u << 1)
+
 struct drm_mxaccel_bo_create {
 	__u64 size;
 	__u32 flags;
@@ -345,6 +360,13 @@ enum drm_mxaccel_op_kind {
 
 /* C += A * B^T instead of C = A * B^T. */
 #define DRM_MXACCEL_OP_ACCUMULATE	(1u << 0)
+/*
+ * GEMM: compute the exact result (Documentation/numerics.rst) even on an
+ * engine whose own kernels are not exact (version 3).  The software
+ * engine is always exact; a hardware engine (DRM_MXACCEL_ENGINE_HARDWARE)
+ * without this flag rounds within its stated bound.
+ */
+#define DRM_MXACCEL_OP_EXACT		(1u << 1)
 
 /**
  * struct drm_mxaccel_op - one operation of a SUBMIT

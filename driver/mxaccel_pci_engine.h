@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The PCI engine: the engine interface over an MX PCI device's rings
+ * (hw/mxaccel_pci.h, Documentation/pci-device.rst).  mxaccel_pci_drv.c
+ * binds the device, checks its header and maps it; this file talks to it.
+ */
+#ifndef MXACCEL_PCI_ENGINE_H
+#define MXACCEL_PCI_ENGINE_H
+
+#include <linux/atomic.h>
+#include <linux/interrupt.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "mxaccel_engine.h"
+#include "mxaccel_pci.h"
+
+struct pci_dev;
+
+struct mxaccel_pci_ring {
+	struct mxaccel_pci_engine *pe;
+	unsigned int index;
+	void __iomem *regs;		/* struct mxhw_ring_regs */
+	void __iomem *sq, *cq;
+
+	spinlock_t lock;		/* everything below */
+	struct mxaccel_job *job;	/* given to the device, or held */
+	u64 seq;			/* the device's name for it */
+	u64 next_seq;
+	u32 sq_tail, cq_head;		/* the driver's copies */
+	u32 reset_gen;
+	bool held;			/* test_hang: never given to the device */
+	bool broken;			/* bad completion: a reset is due */
+	struct work_struct recover_work;
+	struct work_struct release_held_work;
+
+	/* debugfs */
+	atomic64_t completions;
+	atomic64_t polled;		/* found by the fallback timer */
+	atomic64_t bad_records;
+	atomic64_t resets;
+	atomic64_t device_ns;
+};
+
+struct mxaccel_pci_engine {
+	struct mxaccel_engine base;
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* BAR0 */
+	void __iomem *mem;		/* BAR2, write-combined */
+	void __iomem *ctrl;		/* struct mxhw_ctrl in BAR2 */
+	u32 peer;			/* the device's doorbell peer id */
+	u32 depth, desc_size, cpl_size;
+	u32 n_vectors;			/* MSI-X vectors the driver got */
+	char name[32];
+
+	/* Handshakes; ring resets and hello/goodbye one at a time. */
+	struct mutex ctrl_lock;
+	wait_queue_head_t ctrl_wq;
+	u32 drv_gen;
+
+	/* Set once: the device is gone (lost or removed); no BAR access. */
+	atomic_t lost;
+	struct work_struct lost_work;
+
+	/* Rescans the completion queues while jobs are on the device. */
+	struct timer_list poll_timer;
+	struct work_struct poll_work;
+
+	struct mxaccel_pci_ring rings[];
+};
+
+static inline struct mxaccel_pci_engine *
+to_pci_engine(struct mxaccel_engine *engine)
+{
+	return container_of(engine, struct mxaccel_pci_engine, base);
+}
+
+/*
+ * A PCI engine for a device whose BAR2 header (mapped at mem) was
+ * checked; sets up rings and limits from it.  No interrupt is requested
+ * and the device is not touched yet.
+ */
+struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev,
+						     struct pci_dev *pdev,
+						     void __iomem *regs,
+						     void __iomem *mem);
+/* Interrupt handlers (threaded): vector 0, and a ring's vector. */
+irqreturn_t mxaccel_pci_ctrl_irq(int irq, void *data);
+irqreturn_t mxaccel_pci_ring_irq(int irq, void *data);
+/* Hello (device reset): 0, or -ETIMEDOUT when the device did not answer. */
+int mxaccel_pci_engine_hello(struct mxaccel_pci_engine *pe);
+/*
+ * The device is going (removal): stop talking to it, end every job on it
+ * with -ENODEV; later jobs end with -ENODEV at once.  Interrupts must be
+ * freed by the caller first.
+ */
+void mxaccel_pci_engine_shutdown(struct mxaccel_pci_engine *pe);
+
+#endif /* MXACCEL_PCI_ENGINE_H */
