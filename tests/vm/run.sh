@@ -27,6 +27,17 @@
 #   --log FILE          where to keep the console log (default
 #                       $MXACCEL_CACHE/logs/run-<series>-<time>-<pid>.log;
 #                       logs older than 7 days there are pruned)
+#   --devmodel 'ARGS'   give the guest the MX accelerator PCI device: start
+#                       $MXACCEL_BUILD/tools/mxaccel-devmodel (default
+#                       build/rel) with --socket in the run's temporary
+#                       directory, ARGS (words, e.g. '--test-page --rings 2';
+#                       '' for the defaults) and --log beside the console
+#                       log (devmodel-<its name>); wait (10 s at most) for
+#                       its socket, add qemu's ivshmem-doorbell with
+#                       vectors = 1 + --rings (4 unless ARGS say); after
+#                       qemu, wait 5 s for it to exit, then kill it.  Its
+#                       summary line goes to stderr, its log tail too when
+#                       the run or the device model failed.
 #   -v, --verbose       also stream the whole console to stderr
 #
 # Output: the payload's output (TAP) on stdout as it runs; errors, the
@@ -47,12 +58,14 @@
 #        lockdep check failed (the payload's status if it failed as well)
 #   124  timeout
 #   125  no exit marker (guest crashed, panicked, qemu failed) or a module
-#        failed to load
+#        failed to load, or the device model (--devmodel) did not start
+#   1    also: the payload passed but the device model did not exit 0
 #   2    usage error
 #
 # Environment: MXACCEL_CACHE, MXACCEL_VM_ACCEL=kvm (use KVM with -cpu host
 # instead of TCG), MXACCEL_VM_MEM (MiB, 1024; 2048 on 6.12-debug),
-# MXACCEL_VM_SMP (2), MXACCEL_TIME_SCALE (see lib.sh).
+# MXACCEL_VM_SMP (2), MXACCEL_TIME_SCALE (see lib.sh), MXACCEL_BUILD (the
+# build tree of --devmodel).
 
 set -eu
 shopt -s lastpipe # follow_console sets timing variables from a pipeline
@@ -68,11 +81,15 @@ INSMOD_ARGS=()
 APPEND=
 LOG=
 VERBOSE=0
+DEVMODEL=0
+DEVMODEL_ARGS=
+DM_PID=
+DM_LOG=
 
 SPLAT_RE='BUG:|WARNING:|Oops|general protection|KFENCE|lockdep|Call Trace'
 
 usage() {
-	sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,/^#   -v, --verbose/p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -92,6 +109,7 @@ parse_args() {
 		--insmod) INSMOD_ARGS+=(--insmod "$2") ;;
 		--append) APPEND=$2 ;;
 		--log) LOG=$2 ;;
+		--devmodel) DEVMODEL=1 DEVMODEL_ARGS=$2 ;;
 		*) usage ;;
 		esac
 		shift 2
@@ -189,12 +207,92 @@ dmesg_is_clean() {
 	return 1
 }
 
+# --devmodel: the --rings of ARGS (the device model's default: 4).
+devmodel_rings() {
+	local rings=4 prev='' w
+	for w in $DEVMODEL_ARGS; do
+		case $w in --rings=*) rings=${w#--rings=} ;; esac
+		[ "$prev" != --rings ] || rings=$w
+		prev=$w
+	done
+	case $rings in '' | *[!0-9]*) die "--devmodel '$DEVMODEL_ARGS': bad --rings" ;; esac
+	echo "$rings"
+}
+
+print_devmodel_tail() {
+	echo "${0##*/}: $1; device model log tail ($DM_LOG):" >&2
+	tail -n 20 "$DM_LOG" 2>/dev/null | sed 's/^/  /' >&2 || true
+}
+
+# Start the device model and add its device to QEMU; its socket appears
+# only once it listens, so qemu may connect as soon as it is there.
+start_devmodel() {
+	local build=${MXACCEL_BUILD:-$VM_DIR/../../build/rel}
+	local bin=$build/tools/mxaccel-devmodel sock=$WORK/mxhw.sock i rings
+	rings=$(devmodel_rings)
+	[ -x "$bin" ] || die "--devmodel: $bin not found (make tools, or set MXACCEL_BUILD)"
+	DM_LOG=$(dirname "$LOG")/devmodel-$(basename "$LOG")
+	# shellcheck disable=SC2086 # ARGS are words
+	"$bin" --socket "$sock" $DEVMODEL_ARGS --log "$DM_LOG" \
+		</dev/null >>"$DM_LOG" 2>&1 &
+	DM_PID=$!
+	for ((i = 0; i < 1000; i++)); do
+		[ ! -S "$sock" ] || break
+		if ! kill -0 "$DM_PID" 2>/dev/null; then
+			wait "$DM_PID" || true
+			DM_PID=
+			print_devmodel_tail "the device model exited at start"
+			exit 125
+		fi
+		sleep 0.01
+	done
+	if [ ! -S "$sock" ]; then
+		print_devmodel_tail "no device model socket after 10 s"
+		exit 125
+	fi
+	QEMU+=(-chardev "socket,path=$sock,id=mxhw"
+		-device "ivshmem-doorbell,chardev=mxhw,vectors=$((1 + rings))")
+	log "device model: $bin${DEVMODEL_ARGS:+ $DEVMODEL_ARGS}, $rings rings (vectors=$((1 + rings))), log $DM_LOG"
+}
+
+# After qemu: the device model exits when qemu disconnects.  Returns its
+# exit status (137 or 143 when it had to be killed).
+stop_devmodel() {
+	local i st=0 line
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$DM_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	if kill -0 "$DM_PID" 2>/dev/null; then
+		log "device model still running 5 s after qemu: killing it"
+		kill -TERM "$DM_PID" 2>/dev/null || true
+		sleep 1
+		kill -KILL "$DM_PID" 2>/dev/null || true
+		wait "$DM_PID" || true
+		st=137
+	else
+		wait "$DM_PID" || st=$?
+	fi
+	DM_PID=
+	line=$(grep 'summary:' "$DM_LOG" 2>/dev/null | tail -n 1 || true)
+	log "device model: exit $st${line:+; ${line#*] }}"
+	return "$st"
+}
+
+cleanup() {
+	if [ -n "$DM_PID" ]; then
+		kill -KILL "$DM_PID" 2>/dev/null || true
+		wait "$DM_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+}
+
 seconds() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.1f", b - a }'
 }
 
 main() {
-	local t0 t_kernel t_initrd t_boot t_end status qemu_status marker
+	local t0 t_kernel t_initrd t_boot t_end status qemu_status marker dm_status=0
 	t0=$(now)
 	parse_args "$@"
 	[ -d "$PAYLOAD" ] || die "payload $PAYLOAD is not a directory"
@@ -204,7 +302,7 @@ main() {
 	t_kernel=$(now)
 
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm.XXXXXX")
-	trap 'rm -rf "$WORK"' EXIT
+	trap cleanup EXIT
 	"$VM_DIR/initramfs.sh" --moddir "$MODDIR" --out "$WORK/initrd.gz" \
 		--modules "$MODULES" --payload "$PAYLOAD" --cmd "$CMD" \
 		--env "MXACCEL_TIME_SCALE=$VM_TIME_SCALE" \
@@ -213,6 +311,7 @@ main() {
 
 	[ -n "$LOG" ] || LOG=$(default_log)
 	build_qemu_cmd "$VMLINUZ" "$WORK/initrd.gz" "$APPEND"
+	[ "$DEVMODEL" = 0 ] || start_devmodel
 	log "booting $KVER (timeout ${TIMEOUT} s, ${VM_MEM} MiB${VM_APPEND:+, $VM_APPEND})"
 	T_INIT='' T_PAYLOAD='' T_PAYLOAD_END=''
 	t_boot=$(now)
@@ -220,6 +319,7 @@ main() {
 	qemu_status=${PIPESTATUS[0]}
 	t_end=$(now)
 	append_qemu_messages
+	[ "$DEVMODEL" = 0 ] || stop_devmodel || dm_status=$?
 
 	marker=$(exit_marker_status)
 	if [ "$qemu_status" = 124 ] || [ "$qemu_status" = 137 ]; then
@@ -233,6 +333,11 @@ main() {
 	fi
 	if ! dmesg_is_clean && [ "$status" = 0 ]; then
 		status=1
+	fi
+	if [ "$DEVMODEL" = 1 ]; then
+		[ "$dm_status" = 0 ] || [ "$status" != 0 ] || status=1
+		[ "$dm_status" = 0 ] && [ "$status" = 0 ] ||
+			print_devmodel_tail "device model exit $dm_status, run status $status"
 	fi
 
 	log "$KVER: kernel $(seconds "$t0" "$t_kernel") s, initramfs $(seconds "$t_kernel" "$t_initrd") s," \
