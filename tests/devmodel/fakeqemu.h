@@ -49,8 +49,10 @@ const char *fq_devmodel_path(void);
 int fq_start(struct fq *q, const char *const *args);
 /* Connect and take the setup; every step checked.  0 or -1. */
 int fq_connect(struct fq *q);
-/* Close our socket (qemu exits) and wait for the model: its exit status,
- * or -1 if it did not exit within timeout_ms (it is then killed). */
+/*
+ * Close our socket (qemu exits) and wait for the model: its exit status,
+ * or -1 if it did not exit within timeout_ms (it is then killed).
+ */
 int fq_finish(struct fq *q, int timeout_ms);
 /* Send a signal and wait as above. */
 int fq_signal(struct fq *q, int sig, int timeout_ms);

@@ -477,7 +477,7 @@ static void snapshot(void)
 		exit(1);
 	memcpy(snap, BAR(heap_off), snap_size);
 	ret = mxa_buffer_wrap(cpu, snap, snap_size, &snap_buf);
-	CHECK(!ret, "wrap snapshot: %d", ret);
+	CHECK(!ret, "wrapping the heap copy: %d", ret);
 }
 
 static void ref_mx(struct mxa_matrix *m, const struct mxhw_mx_operand *o,
@@ -1602,12 +1602,14 @@ static void t_cli(void)
 	unsigned int i;
 
 	for (i = 0; i < TEST_ARRAY_SIZE(cases); i++) {
+		const char *second = cases[i].args[1];
 		int st = fq_run_capture(cases[i].args, out, sizeof(out));
 
+		if (!second)
+			second = "";
 		CHECK(st == cases[i].status && strstr(out, cases[i].says),
 		      "case %u (%s %s): status %d, output '%s'", i,
-		      cases[i].args[0], cases[i].args[1] ? cases[i].args[1] : "",
-		      st, out);
+		      cases[i].args[0], second, st, out);
 	}
 	tap("command line errors name the option and the limit");
 }

@@ -116,8 +116,10 @@ struct dm_fault {
 	uint32_t left;		/* jobs it still applies to; 0: until cleared */
 };
 
-/* The executor of one ring: its own cpu device, so rings never wait on
- * each other's worker pools. */
+/*
+ * The executor of one ring: its own cpu device, so rings never wait on
+ * each other's worker pools.
+ */
 struct dm_exec {
 	struct mxa_device *dev;
 	struct mxa_buffer *heap;	/* the heap of BAR2, wrapped */

@@ -398,7 +398,7 @@ static void status_line(struct dm *dm, char *out, size_t size)
 		snprintf(out + len, size - len, "\n");
 }
 
-static void command(struct dm *dm, struct dm_ctl_client *c, char *line)
+static void run_line(struct dm *dm, struct dm_ctl_client *c, char *line)
 {
 	struct dm_fault_spec f;
 	char why[160], out[600];
@@ -460,7 +460,7 @@ bool dm_control_serve(struct dm *dm, struct dm_ctl_client *c)
 		*nl = 0;
 		if (nl > c->buf && nl[-1] == '\r')
 			nl[-1] = 0;
-		command(dm, c, c->buf);
+		run_line(dm, c, c->buf);
 		c->len -= (size_t)(nl + 1 - c->buf);
 		memmove(c->buf, nl + 1, c->len + 1);
 	}

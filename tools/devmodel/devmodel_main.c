@@ -96,11 +96,14 @@ static uint64_t parse_size(const char *opt, const char *s)
 	if (!*s || *s == '-' || *s == '+')
 		cli_error("%s '%s': not a size", opt, s);
 	v = strtoull(s, &end, 0);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	}
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
 	if (*end == 'i' || *end == 'B')	/* 256MiB, 256MB */
 		end += *end == 'i' && end[1] == 'B' ? 2 : 1;
 	if (errno || *end || (shift && v > (UINT64_MAX >> shift)))
@@ -503,7 +506,7 @@ static void control_doorbell(struct dm *dm)
 
 /* --- main loop ------------------------------------------------------------ */
 
-static void summary(struct dm *dm, const char *why)
+static void log_summary(struct dm *dm, const char *why)
 {
 	uint64_t jobs = 0, ops = 0, failed = 0;
 	char rings[16 * 24] = "";
@@ -656,7 +659,7 @@ int main(int argc, char **argv)
 	dm_rings_stop(&dm);
 	dm_control_close(&dm);
 	dm_server_unlink(&dm);
-	summary(&dm, why);
+	log_summary(&dm, why);
 	if (dm.log)
 		fclose(dm.log);
 	return ret;
