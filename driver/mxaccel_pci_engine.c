@@ -127,28 +127,15 @@ static void arm_poll(struct mxaccel_pci_engine *pe)
 	mod_timer(&pe->poll_timer, jiffies + msecs_to_jiffies(PCI_POLL_MS));
 }
 
-static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
-		    struct mxaccel_job *job)
+/* Give the ring's job to the device, under the ring's lock. */
+static void ring_submit(struct mxaccel_pci_ring *pr)
 {
-	struct mxaccel_pci_engine *pe = to_pci_engine(engine);
-	struct mxaccel_pci_ring *pr = &pe->rings[ring];
+	struct mxaccel_pci_engine *pe = pr->pe;
+	struct mxaccel_job *job = pr->job;
 	struct mxhw_desc *desc = job->engine_priv;
 	u32 i, mask = pe->depth - 1;
 
-	spin_lock(&pr->lock);
-	if (pci_lost(pe)) {
-		spin_unlock(&pr->lock);
-		mxaccel_job_complete(job, -ENODEV);
-		return;
-	}
-	pr->job = job;
-	pr->seq = ++pr->next_seq;
-	/* The timeout kselftests' hook: a job that never finishes itself. */
-	if (READ_ONCE(mxaccel_test_hang)) {
-		pr->held = true;
-		spin_unlock(&pr->lock);
-		return;
-	}
+	lockdep_assert_held(&pr->lock);
 	for (i = 0; i < job->op_count; i++) {
 		void __iomem *slot = pr->sq + ((pr->sq_tail + i) & mask) *
 					      pe->desc_size;
@@ -163,7 +150,32 @@ static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
 	/* Descriptors before the tail, the tail before the doorbell. */
 	wmb();
 	writel(pr->sq_tail, ring_reg(pr, sq_tail));
-	ring_doorbell(pe, MXHW_DB_RING(ring));
+	ring_doorbell(pe, MXHW_DB_RING(pr->index));
+}
+
+static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
+		    struct mxaccel_job *job)
+{
+	struct mxaccel_pci_engine *pe = to_pci_engine(engine);
+	struct mxaccel_pci_ring *pr = &pe->rings[ring];
+
+	spin_lock(&pr->lock);
+	if (pci_lost(pe)) {
+		spin_unlock(&pr->lock);
+		mxaccel_job_complete(job, -ENODEV);
+		return;
+	}
+	pr->job = job;
+	pr->seq = ++pr->next_seq;
+	/*
+	 * The timeout kselftests' hook: the job waits in the driver until
+	 * test_hang goes back to 0 (the fallback timer looks) or it is
+	 * aborted.
+	 */
+	if (READ_ONCE(mxaccel_test_hang))
+		pr->held = true;
+	else
+		ring_submit(pr);
 	spin_unlock(&pr->lock);
 	arm_poll(pe);
 }
@@ -173,6 +185,9 @@ static int cpl_status(struct mxaccel_pci_engine *pe, struct mxaccel_pci_ring *pr
 {
 	if (!status)
 		return 0;
+	/* Stopped by an abort: the abort's error is the job's. */
+	if (status == -ECANCELED)
+		return -ECANCELED;
 	drm_err_ratelimited(&pe->base.mdev->drm,
 			    "%s: ring %u: job failed on the device: %d\n",
 			    pe->name, pr->index, status);
@@ -294,6 +309,14 @@ static void poll_work_fn(struct work_struct *work)
 	for (i = 0; i < pe->base.n_rings; i++) {
 		struct mxaccel_pci_ring *pr = &pe->rings[i];
 
+		if (READ_ONCE(pr->held) && !READ_ONCE(mxaccel_test_hang)) {
+			spin_lock(&pr->lock);
+			if (pr->held && !pci_lost(pe)) {
+				pr->held = false;
+				ring_submit(pr);
+			}
+			spin_unlock(&pr->lock);
+		}
 		if (ring_process(pr)) {
 			atomic64_inc(&pr->polled);
 			drm_dbg_driver(&pe->base.mdev->drm,

@@ -28,7 +28,7 @@ struct accel_device {
 	char path[64];
 	/* GET_PARAM answers */
 	uint64_t uapi, engine_kind, elem_mask, op_mask, mode_mask;
-	uint64_t max_dim, max_ops;
+	uint64_t max_dim, max_ops, rings, device_memory;
 	pthread_mutex_t lock;
 	struct accel_queue *queue;	/* where new jobs go */
 	/*

@@ -3,7 +3,9 @@
  * The accel backend: "accel:N" is the N-th mxaccel node.  Buffers are
  * buffer objects mapped into the process; GEMM and QUANTIZE go to the
  * device's queue.  A device backed by the software engine is a conformance
- * device: exact, never picked by "auto", and without a NATIVE kernel.
+ * device: exact, never picked by "auto", and without a NATIVE kernel.  A
+ * hardware engine (a PCI device, Documentation/pci-device.rst) has its own
+ * native GEMM, and computes the exact one when asked (DRM_MXACCEL_OP_EXACT).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -61,6 +63,12 @@ static int read_caps(struct accel_device *ad)
 		ret = get_param(ad, DRM_MXACCEL_PARAM_MAX_DIM, &ad->max_dim);
 	if (!ret)
 		ret = get_param(ad, DRM_MXACCEL_PARAM_MAX_OPS, &ad->max_ops);
+	if (!ret)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_RINGS, &ad->rings);
+	/* Version 3: device memory, where buffers go by default. */
+	if (!ret && ad->uapi >= 3)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_DEVICE_MEMORY,
+				&ad->device_memory);
 	return ret;
 }
 
@@ -93,12 +101,17 @@ static int accel_open(struct mxa_device *dev)
 	snprintf(dev->info.name, sizeof(dev->info.name), "accel:%u",
 		 dev->index);
 	mxa__strlcpy(dev->info.backend, "accel", sizeof(dev->info.backend));
-	snprintf(dev->info.description, sizeof(dev->info.description),
-		 "mxaccel %s engine on %s (uapi %llu)%s",
-		 soft ? "software" : "hardware", ad->path,
-		 (unsigned long long)ad->uapi,
-		 soft ? "; conformance device: exact, no native kernels, never picked by auto" :
-			"");
+	if (soft)
+		snprintf(dev->info.description, sizeof(dev->info.description),
+			 "mxaccel software engine on %s (uapi %llu, %llu rings); conformance device: exact, no native kernels, never picked by auto",
+			 ad->path, (unsigned long long)ad->uapi,
+			 (unsigned long long)ad->rings);
+	else
+		snprintf(dev->info.description, sizeof(dev->info.description),
+			 "mxaccel hardware engine on %s (uapi %llu, %llu rings, %llu MiB device memory); native GEMM, exact on request",
+			 ad->path, (unsigned long long)ad->uapi,
+			 (unsigned long long)ad->rings,
+			 (unsigned long long)(ad->device_memory >> 20));
 	dev->info.host_visible = 1;
 	dev->info.conformance = soft;
 	return 0;
@@ -293,6 +306,15 @@ static const char *accel_reject(struct mxa_device *dev,
 	return NULL;
 }
 
+/* The device's own kernels: a hardware engine's. */
+static const char *accel_reject_native(struct mxa_device *dev,
+				       const struct mxa_op_desc *d)
+{
+	if (accel_dev(dev)->engine_kind != DRM_MXACCEL_ENGINE_HARDWARE)
+		return "the software engine has no native kernel";
+	return accel_reject(dev, d);
+}
+
 /* Dequantization is not a device op: exact, on the host, on the mapping. */
 static int accel_dequantize_host(struct mxa_device *dev,
 				 const struct mxa_job *job)
@@ -334,8 +356,26 @@ static int accel_dequantize_host(struct mxa_device *dev,
 
 static const struct mxa_kernel accel_kernels[] = {
 	{
+		.name = "accel-gemm-native",
+		.summary = "the hardware engine's own GEMM, within the device's stated bound",
+		.op = MXA_OP_GEMM,
+		.native = true,
+		.exact = false,
+		.rank = 1,
+		.reject = accel_reject_native,
+	},
+	{
+		.name = "accel-quantize-native",
+		.summary = "the hardware engine's quantization, bit-exact with torchao",
+		.op = MXA_OP_QUANTIZE,
+		.native = true,
+		.exact = true,
+		.rank = 1,
+		.reject = accel_reject_native,
+	},
+	{
 		.name = "accel-gemm",
-		.summary = "the device's engine; the software engine computes exactly (integer block dots, one rounding)",
+		.summary = "the device's exact GEMM (integer block dots, one rounding): the software engine, or a hardware engine asked for it",
 		.op = MXA_OP_GEMM,
 		.native = false,
 		.exact = true,

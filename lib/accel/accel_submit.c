@@ -42,8 +42,15 @@ static void encode_mx(struct drm_mxaccel_mx_operand *o,
 			  DRM_MXACCEL_LAYOUT_SWIZZLED : DRM_MXACCEL_LAYOUT_PLAIN;
 }
 
-static void encode(struct drm_mxaccel_op *op, const struct mxa_job *job)
+/*
+ * One op of a work item.  The exact GEMM kernel asks the device for the
+ * exact result (uapi 3): a hardware engine's own GEMM is not exact.
+ */
+static void encode(struct drm_mxaccel_op *op, const struct mxa_work *w,
+		   const struct accel_device *ad)
 {
+	const struct mxa_job *job = &w->job;
+
 	memset(op, 0, sizeof(*op));
 	op->c.handle = accel_bo(job->dense.buf)->handle;
 	op->c.dtype = job->dense.dtype == MXA_DTYPE_BF16 ?
@@ -57,6 +64,8 @@ static void encode(struct drm_mxaccel_op *op, const struct mxa_job *job)
 		op->kind = DRM_MXACCEL_OP_GEMM;
 		op->flags = job->flags & MXA_GEMM_ACCUMULATE ?
 			    DRM_MXACCEL_OP_ACCUMULATE : 0;
+		if (w->kernel->exact && ad->uapi >= 3)
+			op->flags |= DRM_MXACCEL_OP_EXACT;
 		op->n = job->b.rows;
 		encode_mx(&op->b, &job->b);
 	} else {
@@ -178,7 +187,7 @@ int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 		goto err_free;
 	}
 	for (i = 0; i < count; i++)
-		encode(&ops[i], &works[i].job);
+		encode(&ops[i], &works[i], ad);
 	ret = accel_queue_get(ad, &f->queue);
 	if (ret)
 		goto err_free;
@@ -247,7 +256,7 @@ int accel_submit_wait(struct mxa_device *dev, const struct mxa_work *works,
 		return -ENOMEM;
 	}
 	for (i = 0; i < count; i++)
-		encode(&ops[i], &works[i].job);
+		encode(&ops[i], &works[i], ad);
 	ret = accel_queue_get(ad, &f->queue);
 	if (ret)
 		goto out_free;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's software engine is bit-identical to libmxaccel's EMULATED
- * kernels: random GEMMs (every element pair, plain and swizzled scales,
+ * The kernel's engines are bit-identical to libmxaccel's EMULATED kernels
+ * (a hardware engine when asked for DRM_MXACCEL_OP_EXACT): random GEMMs (every element pair, plain and swizzled scales,
  * fp32 and bf16 C, accumulate, extreme scales) and quantizations (every
  * element type and scale mode) run through the device with raw ioctls and
  * through the library on the CPU, and every output byte must match.
  *
- * Runs inside the test VM; exits 4 (skip) when no mxaccel device exists.
+ * Runs inside the test VM against the first mxaccel node whose engine is
+ * the one $MXACCEL_ENGINE names ("software" or "hardware"; any if unset);
+ * exits 4 (skip) when there is none.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -61,6 +63,23 @@ static int is_mxaccel(int fd)
 	return !xioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "mxaccel");
 }
 
+/* Whether fd's engine is the one $MXACCEL_ENGINE asks for. */
+static int engine_wanted(int fd)
+{
+	struct drm_mxaccel_get_param p = {
+		.param = DRM_MXACCEL_PARAM_ENGINE_KIND,
+	};
+	const char *want = getenv("MXACCEL_ENGINE");
+
+	if (!want || !*want)
+		return 1;
+	if (xioctl(fd, DRM_IOCTL_MXACCEL_GET_PARAM, &p))
+		return 0;
+	return p.value == (!strcmp(want, "hardware") ?
+			   DRM_MXACCEL_ENGINE_HARDWARE :
+			   DRM_MXACCEL_ENGINE_SOFTWARE);
+}
+
 static int open_in(const char *dir, const char *prefix)
 {
 	struct dirent *e;
@@ -75,7 +94,7 @@ static int open_in(const char *dir, const char *prefix)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd >= 0 && !is_mxaccel(fd)) {
+		if (fd >= 0 && (!is_mxaccel(fd) || !engine_wanted(fd))) {
 			close(fd);
 			fd = -1;
 		}
@@ -225,7 +244,8 @@ static void check_gemm(int fd, uint32_t queue, enum mxa_elem ea,
 	{
 		struct drm_mxaccel_op op = {
 			.kind = DRM_MXACCEL_OP_GEMM,
-			.flags = accumulate ? DRM_MXACCEL_OP_ACCUMULATE : 0,
+			.flags = DRM_MXACCEL_OP_EXACT |
+				 (accumulate ? DRM_MXACCEL_OP_ACCUMULATE : 0),
 			.m = m, .n = n, .k = k,
 			.a = { .data_handle = ad.handle,
 			       .scale_handle = as.handle, .elem = ea,

@@ -601,6 +601,10 @@ static void test_dmabuf(void)
 		CHECK_RET(mxa_buffer_import_dmabuf(dev, nul, &imp),
 			  -EOPNOTSUPP);
 		CHECK(!imp, "a refused import left *out set");
+	} else if (is_accel && !dinfo.conformance) {
+		/* A hardware engine's buffers are device memory: not shared. */
+		CHECK(ret == -EOPNOTSUPP,
+		      "device-memory dma-buf export: %d, fd %d", ret, fd);
 	} else if (is_accel) {
 		CHECK(ret == 0 && fd >= 0, "accel dma-buf export: %d, fd %d",
 		      ret, fd);
@@ -1107,6 +1111,8 @@ static void test_plan_query(void)
 					       MXA_PREF_EMULATED };
 	/* A conformance device is emulated only: exact, never native. */
 	const bool conf = dinfo.conformance;
+	/* Dequantization is no accel device's op: never native there. */
+	const bool accel = !strcmp(dinfo.backend, "accel");
 	struct mxa_op_desc d;
 	struct mxa_plan plan, native_plan;
 	struct mxa_capability cap;
@@ -1128,7 +1134,9 @@ static void test_plan_query(void)
 					};
 					memset(&plan, 0xcc, sizeof(plan));
 					ret = mxa_plan(dev, &d, prefs[p], &plan);
-					if (conf && prefs[p] == MXA_PREF_NATIVE) {
+					if ((conf || (accel &&
+						      ops[o] == MXA_OP_DEQUANTIZE)) &&
+					    prefs[p] == MXA_PREF_NATIVE) {
 						refused_native(&d, ret, &plan);
 						continue;
 					}

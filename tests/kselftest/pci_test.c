@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PCI engine against a device that misbehaves on purpose: every fault
+ * of the device model's test page (hw/mxaccel_pci.h, struct mxhw_test,
+ * reached through the device's sysfs resource2), the exact status each
+ * gives the job, that other queues and later jobs are not affected, and
+ * removal (sysfs remove and rescan) with a job on the device.  The last
+ * tests lose the device for good: this program runs last.
+ *
+ * Skips without a hardware-engine device, or without a test page (a real
+ * device).  The guest must boot with iomem=relaxed: the driver claims the
+ * BAR, and Debian's kernels (IO_STRICT_DEVMEM) refuse to map it again
+ * without.
+ *
+ * Jobs of one queue on an idle device run on ring 0 (new queues start
+ * there and an idle queue stays where it is when every ring is idle); a
+ * second queue's job, submitted while ring 0 is busy, goes to ring 1.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <linux/sync_file.h>
+
+#include "kselftest_harness.h"
+#include "mxaccel_test.h"
+#include "mxaccel_pci.h"
+
+#define M 4
+#define N 4
+#define K 32
+#define A_DATA 0
+#define A_SCALE 4096
+#define B_DATA 8192
+#define B_SCALE 12288
+#define C_OFF 16384
+#define BO_SIZE 65536
+#define E4M3_ONE 0x38
+#define SCALE_ONE 127
+
+struct pci_dev {
+	char sysfs[PATH_MAX];		/* /sys/bus/pci/devices/<bdf> */
+	char bdf[64];
+	volatile __u8 *bar;
+	size_t bar_size;
+	volatile struct mxhw_header *hdr;
+	volatile struct mxhw_test *test;
+};
+
+/* Open the hardware node and find its PCI function through sysfs. */
+static int open_pci(struct pci_dev *pd)
+{
+	char link[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	setenv("MXACCEL_ENGINE", "hardware", 1);
+	fd = mxt_open();
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st))
+		return -errno;
+	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device",
+		 major(st.st_rdev), minor(st.st_rdev));
+	if (!realpath(link, pd->sysfs)) {
+		close(fd);
+		return -errno;
+	}
+	snprintf(pd->bdf, sizeof(pd->bdf), "%s", strrchr(pd->sysfs, '/') + 1);
+	return fd;
+}
+
+/* Map BAR2; 0, or -errno (EINVAL: no iomem=relaxed). */
+static int map_bar(struct pci_dev *pd)
+{
+	char path[PATH_MAX + 16];
+	struct stat st;
+	void *p;
+	int bfd;
+
+	snprintf(path, sizeof(path), "%s/resource2", pd->sysfs);
+	bfd = open(path, O_RDWR | O_SYNC);
+	if (bfd < 0)
+		return -errno;
+	if (fstat(bfd, &st)) {
+		close(bfd);
+		return -errno;
+	}
+	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
+	close(bfd);
+	if (p == MAP_FAILED)
+		return -errno;
+	pd->bar = p;
+	pd->bar_size = st.st_size;
+	pd->hdr = p;
+	pd->test = pd->hdr->test_offset ?
+		   (void *)(pd->bar + pd->hdr->test_offset) : NULL;
+	return 0;
+}
+
+/* Arm a fault; the device acknowledges it within 10 ms (2 s here). */
+static int fault(struct pci_dev *pd, __u32 cmd, __u32 ring, __u32 arg,
+		 __u32 count)
+{
+	__s64 end = mxt_deadline_ms(2000);
+	__u32 seq = pd->test->cmd_seq + 1;
+
+	pd->test->cmd = cmd;
+	pd->test->ring = ring;
+	pd->test->arg = arg;
+	pd->test->count = count;
+	__sync_synchronize();
+	pd->test->cmd_seq = seq;
+	while (pd->test->ack_seq != seq) {
+		if (mxt_now_ns() > end)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return 0;
+}
+
+struct gemm_bufs {
+	struct mxt_bo bo;
+	struct drm_mxaccel_op op;
+};
+
+/* C[4x4] = A * B^T with every element 1.0: every C is 32. */
+static int gemm_setup(int fd, struct gemm_bufs *g)
+{
+	int ret = mxt_bo_new(fd, BO_SIZE, &g->bo);
+
+	if (ret)
+		return ret;
+	memset(mxt_bo_at(&g->bo, A_DATA), E4M3_ONE, M * K);
+	memset(mxt_bo_at(&g->bo, A_SCALE), SCALE_ONE, M);
+	memset(mxt_bo_at(&g->bo, B_DATA), E4M3_ONE, N * K);
+	memset(mxt_bo_at(&g->bo, B_SCALE), SCALE_ONE, N);
+	mxt_gemm(&g->op, M, N, K);
+	mxt_mx(&g->op.a, g->bo.handle, A_DATA, A_SCALE, DRM_MXACCEL_ELEM_E4M3);
+	mxt_mx(&g->op.b, g->bo.handle, B_DATA, B_SCALE, DRM_MXACCEL_ELEM_E4M3);
+	mxt_dense(&g->op.c, g->bo.handle, C_OFF, DRM_MXACCEL_DTYPE_F32);
+	return 0;
+}
+
+static bool gemm_result_ok(struct gemm_bufs *g)
+{
+	float c[M * N];
+	unsigned int i;
+
+	memcpy(c, mxt_bo_at(&g->bo, C_OFF), sizeof(c));
+	for (i = 0; i < M * N; i++)
+		if (c[i] != 32.0f)
+			return false;
+	return true;
+}
+
+static int new_queue(int fd, __u32 *q)
+{
+	__u32 syncobj;
+
+	return mxt_queue_create(fd, q, &syncobj);
+}
+
+/*
+ * Wait for a sync_file and return its first fence's status (0 or
+ * -errno): the file's own status is that of a timeline point's chain
+ * link, which does not carry the job's error.
+ */
+static int sync_file_status(int sfd, int ms)
+{
+	struct sync_fence_info fence;
+	struct sync_file_info info;
+	struct pollfd p = { .fd = sfd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -ETIME;
+	memset(&info, 0, sizeof(info));
+	memset(&fence, 0, sizeof(fence));
+	info.num_fences = 1;
+	info.sync_fence_info = (uintptr_t)&fence;
+	if (ioctl(sfd, SYNC_IOC_FILE_INFO, &info))
+		return -errno;
+	return fence.status == 1 ? 0 : fence.status;
+}
+
+/* Wait until an mxaccel hardware node opens again (after a rescan). */
+static int wait_for_device(int ms)
+{
+	__s64 end = mxt_deadline_ms(ms);
+	int fd;
+
+	while ((fd = mxt_open()) < 0) {
+		if (mxt_now_ns() > end)
+			return fd;
+		usleep(20000);
+	}
+	return fd;
+}
+
+static int sysfs_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+FIXTURE(pci) {
+	bool ready;		/* setup did not skip */
+	int fd;
+	struct pci_dev pd;
+	struct gemm_bufs g;
+	__u32 q;
+};
+
+FIXTURE_SETUP(pci)
+{
+	int ret;
+
+	const char *engine = getenv("MXACCEL_ENGINE");
+
+	memset(&self->pd, 0, sizeof(self->pd));
+	self->ready = false;
+	self->fd = -1;
+	/* The software engine's pass must not lose the PCI device. */
+	if (engine && *engine && strcmp(engine, "hardware"))
+		SKIP(return, "MXACCEL_ENGINE=%s", engine);
+	self->fd = open_pci(&self->pd);
+	if (self->fd == -ENODEV)
+		SKIP(return, "no mxaccel device with a hardware engine");
+	ASSERT_LE(0, self->fd);
+	ret = map_bar(&self->pd);
+	if (ret == -EINVAL)
+		SKIP(return, "%s/resource2 cannot be mapped: boot with iomem=relaxed",
+		     self->pd.sysfs);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(MXHW_MAGIC, self->pd.hdr->magic);
+	if (!self->pd.test)
+		SKIP(return, "the device has no test page (not a device model)");
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0));
+	ASSERT_EQ(0, gemm_setup(self->fd, &self->g));
+	ASSERT_EQ(0, new_queue(self->fd, &self->q));
+	mxt_params_restore();
+	self->ready = true;
+}
+
+/* Older harnesses run the test after a SKIP in setup: skip again. */
+#define NEED_DEVICE() do {						\
+		if (!self->ready)					\
+			SKIP(return, "no PCI device model to test");	\
+	} while (0)
+
+FIXTURE_TEARDOWN(pci)
+{
+	if (self->pd.test)
+		fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0);
+	mxt_params_restore();
+	if (self->pd.bar)
+		munmap((void *)self->pd.bar, self->pd.bar_size);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* What the device's header says is what GET_PARAM reports. */
+TEST_F(pci, header_matches_params)
+{
+	__u64 v;
+
+	NEED_DEVICE();
+	EXPECT_EQ(MXHW_VERSION_MAJOR, self->pd.hdr->version_major);
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_RINGS, &v));
+	EXPECT_EQ(self->pd.hdr->n_rings, v);
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_DEVICE_MEMORY,
+				   &v));
+	EXPECT_EQ(self->pd.hdr->heap_size, v);
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_ELEM_MASK, &v));
+	EXPECT_EQ(self->pd.hdr->elem_mask, v);
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_ENGINE_KIND,
+				   &v));
+	EXPECT_EQ(DRM_MXACCEL_ENGINE_HARDWARE, v);
+}
+
+TEST_F(pci, gemm_exact)
+{
+	NEED_DEVICE();
+	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+/* The device reads only its own memory: system-memory operands fail. */
+TEST_F(pci, system_memory_rejected)
+{
+	struct drm_mxaccel_bo_create c;
+	struct drm_mxaccel_op op = self->g.op;
+	__u64 seqno;
+
+	NEED_DEVICE();
+	memset(&c, 0, sizeof(c));
+	c.size = BO_SIZE;
+	c.flags = DRM_MXACCEL_BO_SYSTEM;
+	ASSERT_EQ(0, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_BO_CREATE, &c));
+	op.c.handle = c.handle;
+	EXPECT_EQ(-EINVAL, mxt_submit(self->fd, self->q, &op, 1, &seqno));
+	op = self->g.op;
+	op.a.data_handle = c.handle;
+	EXPECT_EQ(-EINVAL, mxt_submit(self->fd, self->q, &op, 1, &seqno));
+	/* The queue is fine. */
+	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+}
+
+TEST_F(pci, device_error_is_eio)
+{
+	static const __u32 errs[] = { EIO, EINVAL, EFAULT };
+	unsigned int i;
+
+	NEED_DEVICE();
+	for (i = 0; i < ARRAY_SIZE(errs); i++) {
+		ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_ERROR, 0, errs[i], 1));
+		EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
+		/* One job only; not guilty: the next one runs. */
+		EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+	}
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+TEST_F(pci, slow_job_completes)
+{
+	__s64 t0 = mxt_now_ns();
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 300, 1));
+	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+	EXPECT_LE(300 * MXT_NSEC_PER_MSEC, mxt_now_ns() - t0);
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+/* A completion whose interrupt never comes is found by the fallback scan. */
+TEST_F(pci, dropped_interrupt_is_recovered)
+{
+	unsigned int i;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_DROP_IRQ, 0, 0, 3));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+	EXPECT_LE(3, self->pd.test->jobs_faulted);
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+/* A garbage completion record fails its job and resets only the ring. */
+TEST_F(pci, corrupt_record_fails_job)
+{
+	NEED_DEVICE();
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
+	EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
+	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+/* A job past its timeout is aborted, and the device stops it. */
+TEST_F(pci, timeout_aborts_on_device)
+{
+	__u32 q2, q3;
+	__s64 t0;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
+	ASSERT_EQ(0, new_queue(self->fd, &q2));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	t0 = mxt_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, mxt_run(self->fd, q2, &self->g.op, 1));
+	/* Well before the 5 s the driver gives an abort before a reset. */
+	EXPECT_GT(mxt_scaled_ms(1000) * MXT_NSEC_PER_MSEC +
+		  4000 * MXT_NSEC_PER_MSEC, mxt_now_ns() - t0);
+	/* The queue is guilty; others are not. */
+	EXPECT_EQ(-ECANCELED, mxt_run(self->fd, q2, &self->g.op, 1));
+	ASSERT_EQ(0, new_queue(self->fd, &q3));
+	EXPECT_EQ(0, mxt_run(self->fd, q3, &self->g.op, 1));
+}
+
+/*
+ * A hung ring (aborts ignored) is reset: its job fails with -ETIMEDOUT,
+ * its queue is guilty, a queue on another ring finishes meanwhile, and
+ * the ring works again afterwards.
+ */
+TEST_F(pci, hung_ring_reset_only_guilty_queue)
+{
+	struct drm_mxaccel_submit args;
+	struct gemm_bufs other;
+	__u32 qa, qb, qc;
+	__u64 seqno;
+	int status;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
+	ASSERT_EQ(0, new_queue(self->fd, &qa));
+	ASSERT_EQ(0, new_queue(self->fd, &qb));
+	/* Its own buffers: no dependency on the hung job. */
+	ASSERT_EQ(0, gemm_setup(self->fd, &other));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_HANG, 0, 0, 0));
+	mxt_submit_init(&args, qa, &self->g.op, 1);
+	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
+	seqno = args.seqno;
+	/* Ring 0 is busy: this one goes to ring 1 and is not held up. */
+	EXPECT_EQ(0, mxt_run(self->fd, qb, &other.op, 1));
+	EXPECT_TRUE(gemm_result_ok(&other));
+	ASSERT_EQ(0, mxt_job_wait(self->fd, qa, seqno,
+				  mxt_deadline_ms(mxt_scaled_ms(30000)),
+				  &status));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	EXPECT_EQ(-ECANCELED, mxt_run(self->fd, qa, &self->g.op, 1));
+	/* The reset healed ring 0. */
+	ASSERT_EQ(0, new_queue(self->fd, &qc));
+	EXPECT_EQ(0, mxt_run(self->fd, qc, &self->g.op, 1));
+	EXPECT_EQ(0, mxt_run(self->fd, qb, &other.op, 1));
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+	mxt_bo_free(self->fd, &other.bo);
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+/*
+ * Removal with a job on the device, a mapping and open files: the job's
+ * fence ends with -ENODEV, ioctls fail with -ENODEV, the mapping is gone
+ * (SIGBUS); a rescan brings the device back.
+ */
+TEST_F(pci, remove_and_rescan)
+{
+	struct drm_mxaccel_submit args;
+	struct drm_mxaccel_get_param p;
+	char path[PATH_MAX + 16];
+	volatile __u8 *map = mxt_bo_at(&self->g.bo, 0);
+	__u32 syncobj, q;
+	int sfd, fd;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, mxt_queue_create(self->fd, &q, &syncobj));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	mxt_submit_init(&args, q, &self->g.op, 1);
+	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
+	sfd = mxt_export_sync_file(self->fd, syncobj, args.seqno);
+	ASSERT_LE(0, sfd);
+	usleep(100000);
+
+	munmap((void *)self->pd.bar, self->pd.bar_size);
+	self->pd.bar = NULL;
+	self->pd.test = NULL;
+	snprintf(path, sizeof(path), "%s/remove", self->pd.sysfs);
+	ASSERT_EQ(0, sysfs_write(path, "1"));
+
+	EXPECT_EQ(-ENODEV, sync_file_status(sfd, 10000));
+	close(sfd);
+	memset(&p, 0, sizeof(p));
+	p.param = DRM_MXACCEL_PARAM_UAPI_VERSION;
+	EXPECT_EQ(-ENODEV, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_GET_PARAM,
+				     &p));
+	signal(SIGBUS, on_sigbus);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		(void)map[0];
+		EXPECT_TRUE(0) TH_LOG("the removed device's memory is still mapped");
+	}
+	signal(SIGBUS, SIG_DFL);
+	mxt_bo_free(self->fd, &self->g.bo);
+	close(self->fd);
+	self->fd = -1;
+
+	ASSERT_EQ(0, sysfs_write("/sys/bus/pci/rescan", "1"));
+	fd = wait_for_device(10000);
+	ASSERT_LE(0, fd);
+	self->fd = fd;
+	ASSERT_EQ(0, gemm_setup(fd, &self->g));
+	ASSERT_EQ(0, new_queue(fd, &q));
+	EXPECT_EQ(0, mxt_run(fd, q, &self->g.op, 1));
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
+/*
+ * A ring that ignores even its reset: the device is lost, every ioctl
+ * fails with -ENODEV.  Rebinding says hello again, which heals it.
+ */
+TEST_F(pci, unresetable_ring_loses_device)
+{
+	char path[PATH_MAX + 32];
+	__u32 q;
+	int ret, fd;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
+	ASSERT_EQ(0, new_queue(self->fd, &q));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_HANG_HARD, 0, 0, 0));
+	ret = mxt_run(self->fd, q, &self->g.op, 1);
+	EXPECT_TRUE(ret == -ETIMEDOUT || ret == -ENODEV) TH_LOG("%d", ret);
+	/* Unplugged once the reset was not answered. */
+	usleep(100000);
+	EXPECT_EQ(-ENODEV, mxt_run(self->fd, self->q, &self->g.op, 1));
+	mxt_bo_free(self->fd, &self->g.bo);
+	close(self->fd);
+	self->fd = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/mxaccel/unbind");
+	ASSERT_EQ(0, sysfs_write(path, self->pd.bdf));
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/mxaccel/bind");
+	ASSERT_EQ(0, sysfs_write(path, self->pd.bdf));
+	fd = wait_for_device(10000);
+	ASSERT_LE(0, fd);
+	self->fd = fd;
+	ASSERT_EQ(0, gemm_setup(fd, &self->g));
+	ASSERT_EQ(0, new_queue(fd, &q));
+	EXPECT_EQ(0, mxt_run(fd, q, &self->g.op, 1));
+}
+
+/* Last: a lost device stays lost. */
+TEST_F(pci, device_lost)
+{
+	struct drm_mxaccel_submit args;
+	__u32 q2, syncobj;
+	int sfd;
+
+	NEED_DEVICE();
+	ASSERT_EQ(0, mxt_queue_create(self->fd, &q2, &syncobj));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	mxt_submit_init(&args, q2, &self->g.op, 1);
+	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
+	sfd = mxt_export_sync_file(self->fd, syncobj, args.seqno);
+	ASSERT_LE(0, sfd);
+	usleep(100000);
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_LOST, 0, 0, 0));
+	EXPECT_EQ(-ENODEV, sync_file_status(sfd, 10000));
+	close(sfd);
+	usleep(100000);
+	EXPECT_EQ(-ENODEV, mxt_run(self->fd, self->q, &self->g.op, 1));
+}
+
+TEST_HARNESS_MAIN
