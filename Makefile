@@ -361,7 +361,7 @@ vm-demo: all
 	cp "build/module/$$KVER/mxaccel.ko" tests/vm/vm-demo.sh $$p/ && \
 	cp $(CLI) $(DEMO) $$p/bin/ && cp -a $(BUILD)/lib/libmxaccel.so* $$p/lib/ && \
 	tests/vm/run.sh --kernel $(VM) --payload $$p \
-		--insmod 'mxaccel.ko job_timeout_ms=120000' \
+		--insmod 'mxaccel.ko job_timeout_ms=120000' --devmodel '' \
 		--cmd 'sh /payload/vm-demo.sh' --timeout 600
 
 # Submit+wait latency of a tiny job against a null ioctl, in a VM on each
