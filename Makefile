@@ -126,7 +126,7 @@ MODULE_SRCS := Kbuild $(wildcard driver/*.[ch] driver/*.sh) \
 	       $(wildcard lib/core/*.[ch])
 
 .PHONY: all lib tools tests demo check install uninstall clean deps module e2e \
-	e2e-lib vm-shell vm-demo vm-bench cuda debug-kernel check-debug-kernel \
+	e2e-lib vm-shell vm-demo vm-bench vm-bench-pci cuda debug-kernel check-debug-kernel \
 	vm-debug vm-fuzz
 
 all: lib tools $(if $(NVCC),cuda)
@@ -380,6 +380,12 @@ vm-bench: e2e
 			--cmd './accel_latency' --timeout 600; \
 		s=$$?; rm -rf "$$p"; [ $$s = 0 ] || exit $$s; \
 	done
+
+# The MX PCI device (device model) against the same kernels on the host,
+# GEMM throughput and submit-to-completion latency, in one run
+# (Documentation/bench-accel.rst).
+vm-bench-pci: all e2e
+	@tests/bench/pci_bench.sh $(or $(VM),6.12)
 
 demo: deps all
 	$(DEMO)

@@ -166,7 +166,10 @@ static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
 		return;
 	}
 	pr->job = job;
+	/* An abort_seq of 0 means none: no job's seq ends in 32 zero bits. */
 	pr->seq = ++pr->next_seq;
+	if (!lower_32_bits(pr->seq))
+		pr->seq = ++pr->next_seq;
 	/*
 	 * The timeout kselftests' hook: the job waits in the driver until
 	 * test_hang goes back to 0 (the fallback timer looks) or it is
@@ -352,6 +355,7 @@ static int ctrl_command(struct mxaccel_pci_engine *pe, u32 cmd, u32 status,
 	gen = ++pe->drv_gen ? pe->drv_gen : ++pe->drv_gen;
 	/* The command, then the generation that makes it new. */
 	writel(cmd, ctrl_reg(pe, drv_cmd));
+	/* A device that sees the new generation sees the command too. */
 	wmb();
 	writel(gen, ctrl_reg(pe, drv_gen));
 	ring_doorbell(pe, MXHW_DB_CONTROL);
@@ -403,6 +407,7 @@ static int ring_reset(struct mxaccel_pci_ring *pr)
 	writel(0, ring_reg(pr, cq_head));
 	writel(0, ring_reg(pr, abort_seq));
 	gen = ++pr->reset_gen ? pr->reset_gen : ++pr->reset_gen;
+	/* The zeroed indices before the request that makes them count. */
 	wmb();
 	writel(gen, ring_reg(pr, reset_req));
 	ring_doorbell(pe, MXHW_DB_CONTROL);

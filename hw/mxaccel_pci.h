@@ -164,11 +164,13 @@ struct mxhw_ctrl {
  * then advances cq_tail (a release store) and raises MXHW_IRQ_RING(r)
  * unless irq_off is set.  Interrupts may coalesce: a driver scans from
  * cq_head to cq_tail on every interrupt and advances cq_head past what it
- * consumed.  The completion queue cannot overflow: it is as deep as the
- * submission queue and a job holds at least one descriptor.
+ * consumed.  A driver has at most ring_depth descriptors in flight, counted
+ * until their job's completion record is consumed, so the completion
+ * queue cannot overflow; a device that finds it full waits for cq_head.
  *
  * Abort: the driver writes the low 32 bits of a job's seq into abort_seq
- * and rings MXHW_DB_RING(r).  If that job is executing or waiting, the
+ * and rings MXHW_DB_RING(r).  0 means no abort (hello and ring reset set
+ * it): a driver never gives a job a seq whose low 32 bits are 0.  If that job is executing or waiting, the
  * device ends it early (status -ECANCELED) within a bounded time.  A
  * device that does not end it is reset (ring reset above).
  */

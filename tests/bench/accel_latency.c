@@ -24,10 +24,11 @@
  * Medians (and 10th / 90th percentiles) of many runs, in microseconds,
  * and each median as a multiple of the GET_PARAM median.  Under qemu's TCG
  * every number is inflated (an ioctl is a full emulated syscall); the
- * ratios are what carries over.  Usage: accel_latency [--quick | --trace].
- * --trace only runs ten one-ioctl submit+waits of each job size, for
- * tracing them (tests/bench/accel_trace.sh).  Exits 4 without an accel
- * device.
+ * ratios are what carries over.  Usage: accel_latency [--quick | --trace]
+ * [--device accel:N] (default accel:0; accel:1 is the PCI device in the
+ * test VMs).  --trace only runs ten one-ioctl submit+waits of each job
+ * size, for tracing them (tests/bench/accel_trace.sh).  Exits 4 without
+ * an accel device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -480,7 +481,7 @@ static void bench_library(struct mxa_device *dev, struct mxa_device *cpu,
 		if (ret)
 			die("mxa_gemm", ret);
 	}
-	lib_us = row("mxa_gemm 1x1x32 on accel:0", us, iters_job, 1);
+	lib_us = row("mxa_gemm 1x1x32 on the device", us, iters_job, 1);
 	for (i = 0; i < iters_job; i++) {
 		struct mxa_fence *f;
 		int64_t t0 = e2e_now_ns();
@@ -527,7 +528,7 @@ static void bench_library(struct mxa_device *dev, struct mxa_device *cpu,
 	tiny_free(&t);
 
 	square_make(dev, &t);
-	bench_gemm(dev, &t, MXA_PREF_AUTO, us, "mxa_gemm 32x32x32 on accel:0");
+	bench_gemm(dev, &t, MXA_PREF_AUTO, us, "mxa_gemm 32x32x32 on the device");
 	tiny_free(&t);
 	square_make(cpu, &h);
 	cpu32_us = bench_gemm(cpu, &h, MXA_PREF_EMULATED, us,
@@ -578,19 +579,28 @@ int main(int argc, char **argv)
 	struct utsname u;
 	int fd;
 
-	if (argc > 1 && !strcmp(argv[1], "--trace"))
-		return trace_jobs();
-	if (argc > 1 && !strcmp(argv[1], "--quick")) {
-		iters_null = 2000;
-		iters_job = 200;
-		iters_batch = 10;
-	} else if (argc > 1) {
-		printf("usage: accel_latency [--quick]\n");
-		return 2;
+	const char *name = "accel:0";
+	unsigned int nth = 0;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--trace")) {
+			return trace_jobs();
+		} else if (!strcmp(argv[i], "--quick")) {
+			iters_null = 2000;
+			iters_job = 200;
+			iters_batch = 10;
+		} else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
+			   sscanf(argv[i + 1], "accel:%u", &nth) == 1) {
+			name = argv[++i];
+		} else {
+			printf("usage: accel_latency [--quick | --trace] [--device accel:N]\n");
+			return 2;
+		}
 	}
-	dev = e2e_open("accel:0");
+	dev = e2e_open(name);
 	cpu = e2e_open("cpu");
-	fd = e2e_node_open();
+	fd = e2e_node_open_nth(nth);
 	if (fd < 0 || e2e_ioctl(fd, DRM_IOCTL_MXACCEL_GET_PARAM, &gp))
 		die("the mxaccel node", -ENODEV);
 	uname(&u);

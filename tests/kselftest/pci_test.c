@@ -46,10 +46,11 @@
 struct pci_dev {
 	char sysfs[PATH_MAX];		/* /sys/bus/pci/devices/<bdf> */
 	char bdf[64];
-	volatile __u8 *bar;
+	/* The device writes them: read and written with __atomic_* only. */
+	__u8 *bar;
 	size_t bar_size;
-	volatile struct mxhw_header *hdr;
-	volatile struct mxhw_test *test;
+	struct mxhw_header *hdr;
+	struct mxhw_test *test;
 };
 
 /* Open the hardware node and find its PCI function through sysfs. */
@@ -108,15 +109,15 @@ static int fault(struct pci_dev *pd, __u32 cmd, __u32 ring, __u32 arg,
 		 __u32 count)
 {
 	__s64 end = mxt_deadline_ms(2000);
-	__u32 seq = pd->test->cmd_seq + 1;
+	__u32 seq = __atomic_load_n(&pd->test->cmd_seq, __ATOMIC_RELAXED) + 1;
 
-	pd->test->cmd = cmd;
-	pd->test->ring = ring;
-	pd->test->arg = arg;
-	pd->test->count = count;
-	__sync_synchronize();
-	pd->test->cmd_seq = seq;
-	while (pd->test->ack_seq != seq) {
+	__atomic_store_n(&pd->test->cmd, cmd, __ATOMIC_RELAXED);
+	__atomic_store_n(&pd->test->ring, ring, __ATOMIC_RELAXED);
+	__atomic_store_n(&pd->test->arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&pd->test->count, count, __ATOMIC_RELAXED);
+	/* The command's fields before the seq that makes it new. */
+	__atomic_store_n(&pd->test->cmd_seq, seq, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&pd->test->ack_seq, __ATOMIC_ACQUIRE) != seq) {
 		if (mxt_now_ns() > end)
 			return -ETIMEDOUT;
 		usleep(1000);
@@ -254,11 +255,7 @@ FIXTURE_SETUP(pci)
 	self->ready = true;
 }
 
-/* Older harnesses run the test after a SKIP in setup: skip again. */
-#define NEED_DEVICE() do {						\
-		if (!self->ready)					\
-			SKIP(return, "no PCI device model to test");	\
-	} while (0)
+/* Older harnesses run the test after a SKIP in setup: each skips again. */
 
 FIXTURE_TEARDOWN(pci)
 {
@@ -276,7 +273,8 @@ TEST_F(pci, header_matches_params)
 {
 	__u64 v;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	EXPECT_EQ(MXHW_VERSION_MAJOR, self->pd.hdr->version_major);
 	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_RINGS, &v));
 	EXPECT_EQ(self->pd.hdr->n_rings, v);
@@ -292,7 +290,8 @@ TEST_F(pci, header_matches_params)
 
 TEST_F(pci, gemm_exact)
 {
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
@@ -304,7 +303,8 @@ TEST_F(pci, system_memory_rejected)
 	struct drm_mxaccel_op op = self->g.op;
 	__u64 seqno;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	memset(&c, 0, sizeof(c));
 	c.size = BO_SIZE;
 	c.flags = DRM_MXACCEL_BO_SYSTEM;
@@ -323,7 +323,8 @@ TEST_F(pci, device_error_is_eio)
 	static const __u32 errs[] = { EIO, EINVAL, EFAULT };
 	unsigned int i;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	for (i = 0; i < ARRAY_SIZE(errs); i++) {
 		ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_ERROR, 0, errs[i], 1));
 		EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
@@ -337,7 +338,8 @@ TEST_F(pci, slow_job_completes)
 {
 	__s64 t0 = mxt_now_ns();
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 300, 1));
 	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_LE(300 * MXT_NSEC_PER_MSEC, mxt_now_ns() - t0);
@@ -349,18 +351,21 @@ TEST_F(pci, dropped_interrupt_is_recovered)
 {
 	unsigned int i;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_DROP_IRQ, 0, 0, 3));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
-	EXPECT_LE(3, self->pd.test->jobs_faulted);
+	EXPECT_LE(3, __atomic_load_n(&self->pd.test->jobs_faulted,
+				     __ATOMIC_RELAXED));
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
 /* A garbage completion record fails its job and resets only the ring. */
 TEST_F(pci, corrupt_record_fails_job)
 {
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
 	EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
@@ -373,7 +378,8 @@ TEST_F(pci, timeout_aborts_on_device)
 	__u32 q2, q3;
 	__s64 t0;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
 	ASSERT_EQ(0, new_queue(self->fd, &q2));
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
@@ -401,7 +407,8 @@ TEST_F(pci, hung_ring_reset_only_guilty_queue)
 	__u64 seqno;
 	int status;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
 	ASSERT_EQ(0, new_queue(self->fd, &qa));
 	ASSERT_EQ(0, new_queue(self->fd, &qb));
@@ -444,11 +451,12 @@ TEST_F(pci, remove_and_rescan)
 	struct drm_mxaccel_submit args;
 	struct drm_mxaccel_get_param p;
 	char path[PATH_MAX + 16];
-	volatile __u8 *map = mxt_bo_at(&self->g.bo, 0);
+	__u8 *map = mxt_bo_at(&self->g.bo, 0);
 	__u32 syncobj, q;
 	int sfd, fd;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q, &syncobj));
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
 	mxt_submit_init(&args, q, &self->g.op, 1);
@@ -471,7 +479,7 @@ TEST_F(pci, remove_and_rescan)
 				     &p));
 	signal(SIGBUS, on_sigbus);
 	if (!sigsetjmp(bus_jmp, 1)) {
-		(void)map[0];
+		(void)__atomic_load_n(map, __ATOMIC_RELAXED);
 		EXPECT_TRUE(0) TH_LOG("the removed device's memory is still mapped");
 	}
 	signal(SIGBUS, SIG_DFL);
@@ -499,7 +507,8 @@ TEST_F(pci, unresetable_ring_loses_device)
 	__u32 q;
 	int ret, fd;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
 	ASSERT_EQ(0, new_queue(self->fd, &q));
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_HANG_HARD, 0, 0, 0));
@@ -531,7 +540,8 @@ TEST_F(pci, device_lost)
 	__u32 q2, syncobj;
 	int sfd;
 
-	NEED_DEVICE();
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q2, &syncobj));
 	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
 	mxt_submit_init(&args, q2, &self->g.op, 1);

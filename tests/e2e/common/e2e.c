@@ -299,7 +299,8 @@ static bool is_mxaccel(int fd)
 	       !strcmp(name, "mxaccel");
 }
 
-static int open_in(const char *dir, const char *prefix)
+/* The nth mxaccel node of dir (in version order), or -1. */
+static int open_in(const char *dir, const char *prefix, unsigned int nth)
 {
 	struct dirent **names;
 	char path[300];
@@ -316,6 +317,11 @@ static int open_in(const char *dir, const char *prefix)
 				close(fd);
 				fd = -1;
 			}
+			if (fd >= 0 && nth) {
+				nth--;
+				close(fd);
+				fd = -1;
+			}
 		}
 		free(names[i]);
 	}
@@ -324,11 +330,16 @@ static int open_in(const char *dir, const char *prefix)
 	return fd;
 }
 
+int e2e_node_open_nth(unsigned int nth)
+{
+	int fd = open_in("/dev/accel", "accel", nth);
+
+	return fd >= 0 ? fd : open_in("/dev/dri", "renderD", nth);
+}
+
 int e2e_node_open(void)
 {
-	int fd = open_in("/dev/accel", "accel");
-
-	return fd >= 0 ? fd : open_in("/dev/dri", "renderD");
+	return e2e_node_open_nth(0);
 }
 
 /* --- SUBMIT accounting ---------------------------------------------------- */

@@ -107,6 +107,8 @@ struct mxa_buffer *e2e_buffer(struct mxa_device *dev, const void *src,
 
 /* Open the first mxaccel node (/dev/accel/accel*, /dev/dri/renderD*); -1. */
 int e2e_node_open(void);
+/* The nth mxaccel node (accel:N of the library), or -1. */
+int e2e_node_open_nth(unsigned int nth);
 /* ioctl() returning 0 or -errno, restarting on EINTR/EAGAIN. */
 int e2e_ioctl(int fd, unsigned long request, void *arg);
 
