@@ -60,7 +60,8 @@ static inline void mxaccel_show_memory_stats(struct drm_printer *p,
 static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 				     const struct drm_sched_backend_ops *ops,
 				     struct workqueue_struct *timeout_wq,
-				     const char *name, struct device *dev)
+				     const char *name, struct device *dev,
+				     u32 jobs)
 {
 #if defined(MXACCEL_HAVE_SCHED_INIT_ARGS)
 	const struct drm_sched_init_args args = {
@@ -69,7 +70,7 @@ static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 #if defined(MXACCEL_HAVE_SCHED_INIT_ARGS_NUM_RQS)
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 #endif
-		.credit_limit = 1,
+		.credit_limit = jobs,
 		.timeout = MAX_SCHEDULE_TIMEOUT,
 		.name = name,
 		.dev = dev,
@@ -77,7 +78,7 @@ static inline int mxaccel_sched_init(struct drm_gpu_scheduler *sched,
 
 	return drm_sched_init(sched, &args);
 #elif defined(MXACCEL_HAVE_SCHED_INIT_11)
-	return drm_sched_init(sched, ops, NULL, DRM_SCHED_PRIORITY_COUNT, 1, 0,
+	return drm_sched_init(sched, ops, NULL, DRM_SCHED_PRIORITY_COUNT, jobs, 0,
 			      MAX_SCHEDULE_TIMEOUT, timeout_wq, NULL, name,
 			      dev);
 #else

@@ -29,14 +29,14 @@ static int rings_show(struct seq_file *m, void *unused)
 	for (i = 0; i < mdev->n_rings; i++) {
 		struct mxaccel_ring *ring = &mdev->rings[i];
 		char running[32] = "-";
+		struct mxaccel_job *job;
 
 		spin_lock(&ring->lock);
-		if (ring->running)
+		job = mxaccel_ring_oldest(ring);
+		if (job)
 			snprintf(running, sizeof(running), "%u/%llu/%u",
-				 ring->running->queue->serial,
-				 ring->running->seqno,
-				 jiffies_to_msecs(jiffies -
-						  ring->running->started_jiffies));
+				 job->queue->serial, job->seqno,
+				 jiffies_to_msecs(jiffies - job->started_jiffies));
 		spin_unlock(&ring->lock);
 		seq_printf(m, "%-16s %-26s %6lld %10lld %lld\n",
 			   ring->name, running,

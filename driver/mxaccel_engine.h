@@ -32,6 +32,7 @@ struct mxaccel_engine_limits {
 	u64 mode_mask;		/* 1 << enum drm_mxaccel_scale_mode */
 	u32 max_dim;		/* largest M, N or K */
 	u32 max_ops;		/* ops of one job, <= MXACCEL_MAX_OPS */
+	u32 ring_jobs;		/* jobs a ring may have started at once */
 	u64 max_bo_size;
 	u32 offset_align;	/* operand offsets and strides: a power of 2 */
 };
@@ -42,7 +43,10 @@ struct mxaccel_engine_ops {
 	/* Per-job state (job->engine_priv); may sleep and fail. */
 	int (*job_init)(struct mxaccel_engine *engine, struct mxaccel_job *job);
 	void (*job_fini)(struct mxaccel_engine *engine, struct mxaccel_job *job);
-	/* Start a job on a ring (idle: one job per ring at a time). */
+	/*
+	 * Start a job on a ring, which has fewer than ring_jobs started jobs;
+	 * the engine runs a ring's jobs in the order they were started.
+	 */
 	void (*run)(struct mxaccel_engine *engine, unsigned int ring,
 		    struct mxaccel_job *job);
 	/*

@@ -192,6 +192,7 @@ struct mxaccel_job *mxaccel_job_create(struct mxaccel_file *mfile,
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&job->lock);
+	INIT_LIST_HEAD(&job->ring_link);
 	xa_init_flags(&job->deps, XA_FLAGS_ALLOC);
 	mxaccel_queue_get(q);
 	job->queue = q;
@@ -530,10 +531,9 @@ void mxaccel_job_complete(struct mxaccel_job *job, int err)
 		dma_fence_set_error(fence, err);
 	}
 	if (job->started) {
-		u64 busy = ktime_to_ns(ktime_sub(ktime_get(), job->started));
+		u64 busy = mxaccel_ring_job_ended(job->ring, job);
 
 		atomic64_add(busy, &job->queue->client->busy_ns[job->ring->index]);
-		mxaccel_ring_job_ended(job->ring, job, busy);
 	}
 	/*
 	 * Before the fence signals: whoever sees it signalled may submit the

@@ -100,6 +100,8 @@ struct mxaccel_job {
 	int abort_err;
 	int status;
 	ktime_t started;
+	/* On the ring's running list; the oldest's timeout runs from here. */
+	struct list_head ring_link;
 	unsigned long started_jiffies;
 
 	void *engine_priv;

@@ -2,13 +2,16 @@
 /*
  * The PCI engine: jobs run on an MX PCI device (hw/mxaccel_pci.h).
  *
- * Each device ring is one engine ring and one scheduler; the ring runs
- * one job at a time (the scheduler's credit limit is one job), whose ops
- * are consecutive descriptors in the ring's submission queue.  The device
- * posts one completion record per job and raises the ring's vector; the
- * threaded handler checks the record (its check word, and that it names
- * the job on the ring) and completes the job.  A record that fails the
- * check is never trusted: the job fails with -EIO and the ring is reset.
+ * Each device ring is one engine ring and one scheduler.  A job's ops are
+ * consecutive descriptors in the ring's submission queue; a job has at
+ * most a quarter of the ring's descriptors (max_ops) and the scheduler
+ * starts at most depth / max_ops jobs on the ring (ring_jobs), so they
+ * are all on the device at once and always fit.  The device runs them in
+ * order and posts one completion record per job; the threaded handler
+ * checks each record (its check word, and that it names the oldest job
+ * on the device) and completes the jobs in order.  A record that fails
+ * the check is never trusted: its job fails with -EIO, the ring is reset
+ * and the ring's other jobs are given to the device again.
  * A fallback timer rescans the completion queues while jobs are on the
  * device, so a lost interrupt delays a completion and never loses it.
  *
@@ -79,17 +82,29 @@ static void fill_mx(struct mxhw_mx_operand *d,
 	d->scale_layout = cpu_to_le32(mx->scale_layout);
 }
 
+/* A job's state in the engine, built at SUBMIT. */
+struct pci_job {
+	struct mxaccel_job *job;
+	struct list_head link;		/* on its ring's jobs, oldest first */
+	u64 seq;
+	bool held;			/* test_hang: not given to the device */
+	int status;			/* from its completion record */
+	struct mxhw_desc desc[];
+};
+
 static int pci_job_init(struct mxaccel_engine *engine, struct mxaccel_job *job)
 {
-	struct mxhw_desc *desc;
+	struct pci_job *pj;
 	u32 i;
 
-	desc = kvcalloc(job->op_count, sizeof(*desc), GFP_KERNEL_ACCOUNT);
-	if (!desc)
+	pj = kvzalloc(struct_size(pj, desc, job->op_count), GFP_KERNEL_ACCOUNT);
+	if (!pj)
 		return -ENOMEM;
+	pj->job = job;
+	INIT_LIST_HEAD(&pj->link);
 	for (i = 0; i < job->op_count; i++) {
 		const struct drm_mxaccel_op *op = &job->ops[i];
-		struct mxhw_desc *d = &desc[i];
+		struct mxhw_desc *d = &pj->desc[i];
 		u32 flags = 0;
 
 		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
@@ -112,7 +127,7 @@ static int pci_job_init(struct mxaccel_engine *engine, struct mxaccel_job *job)
 		d->c.stride = cpu_to_le64(op->c.stride);
 		d->c.dtype = cpu_to_le32(op->c.dtype);
 	}
-	job->engine_priv = desc;
+	job->engine_priv = pj;
 	return 0;
 }
 
@@ -127,26 +142,29 @@ static void arm_poll(struct mxaccel_pci_engine *pe)
 	mod_timer(&pe->poll_timer, jiffies + msecs_to_jiffies(PCI_POLL_MS));
 }
 
-/* Give the ring's job to the device, under the ring's lock. */
-static void ring_submit(struct mxaccel_pci_ring *pr)
+/*
+ * Give a job to the device at the ring's tail, under the ring's lock.
+ * The scheduler starts at most ring_jobs jobs of at most max_ops ops on
+ * a ring, ring_jobs * max_ops <= depth: the descriptors always fit.
+ */
+static void ring_submit(struct mxaccel_pci_ring *pr, struct pci_job *pj)
 {
 	struct mxaccel_pci_engine *pe = pr->pe;
-	struct mxaccel_job *job = pr->job;
-	struct mxhw_desc *desc = job->engine_priv;
-	u32 i, mask = pe->depth - 1;
+	u32 i, n = pj->job->op_count, mask = pe->depth - 1;
 
 	lockdep_assert_held(&pr->lock);
-	for (i = 0; i < job->op_count; i++) {
+	pj->held = false;
+	for (i = 0; i < n; i++) {
 		void __iomem *slot = pr->sq + ((pr->sq_tail + i) & mask) *
 					      pe->desc_size;
 
-		desc[i].seq = cpu_to_le64(pr->seq);
-		memcpy_toio(slot, &desc[i], sizeof(desc[i]));
-		if (pe->desc_size > sizeof(desc[i]))
-			memset_io(slot + sizeof(desc[i]), 0,
-				  pe->desc_size - sizeof(desc[i]));
+		pj->desc[i].seq = cpu_to_le64(pj->seq);
+		memcpy_toio(slot, &pj->desc[i], sizeof(pj->desc[i]));
+		if (pe->desc_size > sizeof(pj->desc[i]))
+			memset_io(slot + sizeof(pj->desc[i]), 0,
+				  pe->desc_size - sizeof(pj->desc[i]));
 	}
-	pr->sq_tail += job->op_count;
+	pr->sq_tail += n;
 	/* Descriptors before the tail, the tail before the doorbell. */
 	wmb();
 	writel(pr->sq_tail, ring_reg(pr, sq_tail));
@@ -158,6 +176,7 @@ static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
 {
 	struct mxaccel_pci_engine *pe = to_pci_engine(engine);
 	struct mxaccel_pci_ring *pr = &pe->rings[ring];
+	struct pci_job *pj = job->engine_priv;
 
 	spin_lock(&pr->lock);
 	if (pci_lost(pe)) {
@@ -165,20 +184,23 @@ static void pci_run(struct mxaccel_engine *engine, unsigned int ring,
 		mxaccel_job_complete(job, -ENODEV);
 		return;
 	}
-	pr->job = job;
 	/* An abort_seq of 0 means none: no job's seq ends in 32 zero bits. */
-	pr->seq = ++pr->next_seq;
-	if (!lower_32_bits(pr->seq))
-		pr->seq = ++pr->next_seq;
+	pj->seq = ++pr->next_seq;
+	if (!lower_32_bits(pj->seq))
+		pj->seq = ++pr->next_seq;
+	list_add_tail(&pj->link, &pr->jobs);
+	pr->n_jobs++;
 	/*
-	 * The timeout kselftests' hook: the job waits in the driver until
-	 * test_hang goes back to 0 (the fallback timer looks) or it is
-	 * aborted.
+	 * The timeout kselftests' hook: jobs wait in the driver, in order,
+	 * until test_hang goes back to 0 (the fallback timer looks) or they
+	 * are aborted.
 	 */
-	if (READ_ONCE(mxaccel_test_hang))
-		pr->held = true;
-	else
-		ring_submit(pr);
+	if (READ_ONCE(mxaccel_test_hang) || pr->n_held) {
+		pj->held = true;
+		pr->n_held++;
+	} else {
+		ring_submit(pr, pj);
+	}
 	spin_unlock(&pr->lock);
 	arm_poll(pe);
 }
@@ -198,69 +220,95 @@ static int cpl_status(struct mxaccel_pci_engine *pe, struct mxaccel_pci_ring *pr
 	return -EIO;
 }
 
+/* The oldest job the device has, or NULL (held jobs are last). */
+static struct pci_job *oldest_submitted(struct mxaccel_pci_ring *pr)
+{
+	struct pci_job *pj = list_first_entry_or_null(&pr->jobs,
+						      struct pci_job, link);
+
+	return pj && !pj->held ? pj : NULL;
+}
+
 /*
- * Take the job's completion record if the device has posted it.  Returns
- * the job (and its status) for the caller to complete outside the lock.
+ * Take the completion records the device has posted, each of which must
+ * be that of the oldest job on the device, onto done (for the caller to
+ * complete outside the lock).  A record that is not is never trusted:
+ * the ring is reset (recover_work).
  */
-static struct mxaccel_job *ring_reap(struct mxaccel_pci_ring *pr, int *status)
+static void ring_reap(struct mxaccel_pci_ring *pr, struct list_head *done)
 {
 	struct mxaccel_pci_engine *pe = pr->pe;
-	struct mxaccel_job *job = NULL;
+	u32 tail, head, ops, check;
+	struct pci_job *pj;
 	struct mxhw_cpl cpl;
-	u32 tail, ops, check;
 	u64 seq, ns;
 	s32 st;
 
 	spin_lock(&pr->lock);
-	if (!pr->job || pr->held || pr->broken || pci_lost(pe))
+	if (!pr->n_jobs || pr->broken || pci_lost(pe))
 		goto out;
+	head = pr->cq_head;
 	tail = readl(ring_reg(pr, cq_tail));
-	if (tail == pr->cq_head)
-		goto out;
-	/* The record after the index that says it is there. */
+	/* Records after the index that says they are there. */
 	rmb();
-	memcpy_fromio(&cpl, pr->cq + (pr->cq_head & (pe->depth - 1)) *
-				    pe->cpl_size, sizeof(cpl));
-	seq = le64_to_cpu(cpl.seq);
-	st = (s32)le32_to_cpu(cpl.status);
-	ops = le32_to_cpu(cpl.ops_done);
-	ns = le64_to_cpu(cpl.device_ns);
-	check = mxhw_cpl_check(seq, (u32)st, ops, ns);
-	if (tail - pr->cq_head != 1 || le32_to_cpu(cpl.check) != check ||
-	    seq != pr->seq || ops > pr->job->op_count ||
-	    (!st && ops != pr->job->op_count)) {
-		drm_err_ratelimited(&pe->base.mdev->drm,
-				    "%s: ring %u: bad completion record (%u records, seq %llu for %llu, check %s), resetting the ring\n",
-				    pe->name, pr->index, tail - pr->cq_head,
-				    seq, pr->seq,
-				    le32_to_cpu(cpl.check) == check ? "ok" : "bad");
-		atomic64_inc(&pr->bad_records);
-		pr->broken = true;
-		queue_work(system_unbound_wq, &pr->recover_work);
-		goto out;
+	while (pr->cq_head != tail) {
+		pj = oldest_submitted(pr);
+		memcpy_fromio(&cpl, pr->cq + (pr->cq_head & (pe->depth - 1)) *
+					    pe->cpl_size, sizeof(cpl));
+		seq = le64_to_cpu(cpl.seq);
+		st = (s32)le32_to_cpu(cpl.status);
+		ops = le32_to_cpu(cpl.ops_done);
+		ns = le64_to_cpu(cpl.device_ns);
+		check = mxhw_cpl_check(seq, (u32)st, ops, ns);
+		if (!pj || le32_to_cpu(cpl.check) != check || seq != pj->seq ||
+		    ops > pj->job->op_count ||
+		    (!st && ops != pj->job->op_count)) {
+			drm_err_ratelimited(&pe->base.mdev->drm,
+					    "%s: ring %u: bad completion record (seq %llu for %llu, check %s), resetting the ring\n",
+					    pe->name, pr->index, seq,
+					    pj ? pj->seq : 0,
+					    le32_to_cpu(cpl.check) == check ?
+					    "ok" : "bad");
+			atomic64_inc(&pr->bad_records);
+			pr->broken = true;
+			queue_work(system_unbound_wq, &pr->recover_work);
+			break;
+		}
+		pr->cq_head++;
+		pj->status = cpl_status(pe, pr, st);
+		list_move_tail(&pj->link, done);
+		pr->n_jobs--;
+		atomic64_inc(&pr->completions);
+		atomic64_add(ns, &pr->device_ns);
 	}
-	pr->cq_head++;
-	writel(pr->cq_head, ring_reg(pr, cq_head));
-	job = pr->job;
-	pr->job = NULL;
-	atomic64_inc(&pr->completions);
-	atomic64_add(ns, &pr->device_ns);
-	*status = cpl_status(pe, pr, st);
+	if (pr->cq_head != head)
+		writel(pr->cq_head, ring_reg(pr, cq_head));
 out:
 	spin_unlock(&pr->lock);
-	return job;
 }
 
-/* True if a job was completed. */
-static bool ring_process(struct mxaccel_pci_ring *pr)
+/* End the jobs on done, oldest first, each with its status. */
+static unsigned int complete_jobs(struct list_head *done)
 {
-	struct mxaccel_job *job;
-	int status;
+	struct pci_job *pj, *tmp;
+	unsigned int n = 0;
 
-	job = ring_reap(pr, &status);
-	if (job)
-		mxaccel_job_complete(job, status);
-	return job;
+	list_for_each_entry_safe(pj, tmp, done, link) {
+		list_del_init(&pj->link);
+		/* May free the job, and pj with it. */
+		mxaccel_job_complete(pj->job, pj->status);
+		n++;
+	}
+	return n;
+}
+
+/* How many jobs were completed. */
+static unsigned int ring_process(struct mxaccel_pci_ring *pr)
+{
+	LIST_HEAD(done);
+
+	ring_reap(pr, &done);
+	return complete_jobs(&done);
 }
 
 irqreturn_t mxaccel_pci_ring_irq(int irq, void *data)
@@ -312,11 +360,15 @@ static void poll_work_fn(struct work_struct *work)
 	for (i = 0; i < pe->base.n_rings; i++) {
 		struct mxaccel_pci_ring *pr = &pe->rings[i];
 
-		if (READ_ONCE(pr->held) && !READ_ONCE(mxaccel_test_hang)) {
+		if (READ_ONCE(pr->n_held) && !READ_ONCE(mxaccel_test_hang)) {
+			struct pci_job *pj;
+
 			spin_lock(&pr->lock);
-			if (pr->held && !pci_lost(pe)) {
-				pr->held = false;
-				ring_submit(pr);
+			if (!pci_lost(pe) && !pr->broken) {
+				list_for_each_entry(pj, &pr->jobs, link)
+					if (pj->held)
+						ring_submit(pr, pj);
+				pr->n_held = 0;
 			}
 			spin_unlock(&pr->lock);
 		}
@@ -326,7 +378,7 @@ static void poll_work_fn(struct work_struct *work)
 				       "%s: ring %u: completion found without its interrupt\n",
 				       pe->name, i);
 		}
-		busy |= READ_ONCE(pr->job) != NULL;
+		busy |= READ_ONCE(pr->n_jobs) != 0;
 	}
 	if (busy)
 		arm_poll(pe);
@@ -422,37 +474,49 @@ static int ring_reset(struct mxaccel_pci_ring *pr)
 	return 0;
 }
 
-/* Reset a ring and end its job (with err, unless its abort decided). */
+/*
+ * Reset a ring: its oldest job on the device (the one that hung or whose
+ * record was bad) ends with err (unless its abort decided), so do jobs
+ * that were aborted; the others are given to the device again, in order.
+ * A reset the device does not answer loses the device.
+ */
 static void ring_recover(struct mxaccel_pci_ring *pr, int err)
 {
 	struct mxaccel_pci_engine *pe = pr->pe;
-	struct mxaccel_job *job;
-	bool held;
+	struct pci_job *pj, *tmp;
+	LIST_HEAD(done);
+	bool first = true;
 	int ret;
 
 	mutex_lock(&pe->ctrl_lock);
 	spin_lock(&pr->lock);
-	job = pr->job;
-	held = pr->held;
 	/* No more reaping until the device has forgotten the ring. */
 	pr->broken = true;
+	pj = oldest_submitted(pr);
 	spin_unlock(&pr->lock);
 
-	ret = job && !held ? ring_reset(pr) : 0;
+	ret = pj ? ring_reset(pr) : 0;
 
 	spin_lock(&pr->lock);
-	/* The job may have completed while the reset was asked for. */
-	job = pr->job;
-	pr->job = NULL;
-	pr->held = false;
-	pr->broken = false;
 	pr->sq_tail = 0;
 	pr->cq_head = 0;
+	list_for_each_entry_safe(pj, tmp, &pr->jobs, link) {
+		if (pj->held)
+			continue;
+		if (ret || first || mxaccel_job_should_stop(pj->job)) {
+			pj->status = ret ? -ENODEV : err;
+			list_move_tail(&pj->link, &done);
+			pr->n_jobs--;
+		} else {
+			ring_submit(pr, pj);
+		}
+		first = false;
+	}
+	pr->broken = false;
 	spin_unlock(&pr->lock);
 	mutex_unlock(&pe->ctrl_lock);
 
-	if (job)
-		mxaccel_job_complete(job, ret ? -ENODEV : err);
+	complete_jobs(&done);
 	if (ret)
 		queue_work(system_unbound_wq, &pe->lost_work);
 }
@@ -461,48 +525,52 @@ static void recover_work_fn(struct work_struct *work)
 {
 	struct mxaccel_pci_ring *pr = container_of(work, typeof(*pr),
 						   recover_work);
-	struct mxaccel_job *job;
+	struct pci_job *pj;
 
 	spin_lock(&pr->lock);
-	job = pr->job;
+	pj = oldest_submitted(pr);
 	/* The job's status is -EIO, unless a timeout or abort came first. */
-	if (job)
-		mxaccel_job_abort(job, -EIO);
+	if (pj)
+		mxaccel_job_abort(pj->job, -EIO);
 	spin_unlock(&pr->lock);
 	ring_recover(pr, -EIO);
 }
 
-/* test_hang: the held job ends when it is aborted. */
+/* test_hang: a held job ends when it is aborted. */
 static void release_held_work_fn(struct work_struct *work)
 {
 	struct mxaccel_pci_ring *pr = container_of(work, typeof(*pr),
 						   release_held_work);
-	struct mxaccel_job *job = NULL;
+	struct pci_job *pj, *tmp;
+	LIST_HEAD(done);
 
 	spin_lock(&pr->lock);
-	if (pr->held) {
-		job = pr->job;
-		pr->job = NULL;
-		pr->held = false;
+	list_for_each_entry_safe(pj, tmp, &pr->jobs, link) {
+		if (!pj->held || !mxaccel_job_should_stop(pj->job))
+			continue;
+		pj->status = -ECANCELED;
+		list_move_tail(&pj->link, &done);
+		pr->n_jobs--;
+		pr->n_held--;
 	}
 	spin_unlock(&pr->lock);
-	if (job)
-		mxaccel_job_complete(job, -ECANCELED);
+	complete_jobs(&done);
 }
 
-/* Called under the ring's lock (mxaccel_ring.c): only registers. */
+/* Called under the scheduler ring's lock (mxaccel_ring.c): registers only. */
 static void pci_abort(struct mxaccel_engine *engine, unsigned int ring,
 		      struct mxaccel_job *job, int err)
 {
 	struct mxaccel_pci_engine *pe = to_pci_engine(engine);
 	struct mxaccel_pci_ring *pr = &pe->rings[ring];
+	struct pci_job *pj = job->engine_priv;
 
 	spin_lock(&pr->lock);
-	if (pr->job == job) {
-		if (pr->held) {
+	if (!list_empty(&pj->link)) {
+		if (pj->held) {
 			queue_work(system_unbound_wq, &pr->release_held_work);
 		} else if (!pci_lost(pe)) {
-			writel(lower_32_bits(pr->seq), ring_reg(pr, abort_seq));
+			writel(lower_32_bits(pj->seq), ring_reg(pr, abort_seq));
 			ring_doorbell(pe, MXHW_DB_RING(ring));
 		}
 	}
@@ -523,17 +591,19 @@ static void fail_all(struct mxaccel_pci_engine *pe)
 
 	for (i = 0; i < pe->base.n_rings; i++) {
 		struct mxaccel_pci_ring *pr = &pe->rings[i];
-		struct mxaccel_job *job;
+		struct pci_job *pj;
+		LIST_HEAD(done);
 
 		spin_lock(&pr->lock);
-		job = pr->job;
-		pr->job = NULL;
-		pr->held = false;
-		spin_unlock(&pr->lock);
-		if (job) {
-			mxaccel_job_abort(job, -ENODEV);
-			mxaccel_job_complete(job, -ENODEV);
+		list_splice_init(&pr->jobs, &done);
+		pr->n_jobs = 0;
+		pr->n_held = 0;
+		list_for_each_entry(pj, &done, link) {
+			pj->status = -ENODEV;
+			mxaccel_job_abort(pj->job, -ENODEV);
 		}
+		spin_unlock(&pr->lock);
+		complete_jobs(&done);
 	}
 }
 
@@ -648,11 +718,16 @@ struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev
 		.op_mask = readq(&hdr->op_mask),
 		.mode_mask = readq(&hdr->mode_mask),
 		.max_dim = min_t(u32, readl(&hdr->max_dim), MXACCEL_MAX_DIM),
-		/* One job on a ring at a time: it must fit the ring. */
-		.max_ops = min_t(u32, pe->depth, MXACCEL_MAX_OPS),
+		/*
+		 * A quarter of the ring per job, so that several are on the
+		 * device at once and all their descriptors fit the ring.
+		 */
+		.max_ops = max_t(u32, 1, min_t(u32, pe->depth / 4,
+					       MXACCEL_MAX_OPS)),
 		.max_bo_size = heap_size,
 		.offset_align = readl(&hdr->offset_align),
 	};
+	pe->base.limits.ring_jobs = pe->depth / pe->base.limits.max_ops;
 	mutex_init(&pe->ctrl_lock);
 	init_waitqueue_head(&pe->ctrl_wq);
 	INIT_WORK(&pe->lost_work, lost_work_fn);
@@ -671,6 +746,7 @@ struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev
 		pr->cq = pr->regs + mxhw_ring_cq_offset(pe->depth,
 							pe->desc_size);
 		spin_lock_init(&pr->lock);
+		INIT_LIST_HEAD(&pr->jobs);
 		INIT_WORK(&pr->recover_work, recover_work_fn);
 		INIT_WORK(&pr->release_held_work, release_held_work_fn);
 	}

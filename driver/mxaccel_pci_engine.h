@@ -27,12 +27,15 @@ struct mxaccel_pci_ring {
 	void __iomem *sq, *cq;
 
 	spinlock_t lock;		/* everything below */
-	struct mxaccel_job *job;	/* given to the device, or held */
-	u64 seq;			/* the device's name for it */
-	u64 next_seq;
+	/*
+	 * The ring's started jobs (struct pci_job), oldest first: those
+	 * given to the device, then those held (test_hang).
+	 */
+	struct list_head jobs;
+	unsigned int n_jobs, n_held;
+	u64 next_seq;			/* the device's names for jobs */
 	u32 sq_tail, cq_head;		/* the driver's copies */
 	u32 reset_gen;
-	bool held;			/* test_hang: never given to the device */
 	bool broken;			/* bad completion: a reset is due */
 	struct work_struct recover_work;
 	struct work_struct release_held_work;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rings.  Each is one drm_gpu_scheduler with a credit limit of one job,
- * and every queue may use every ring: an idle queue (its last job done)
+ * Rings.  Each is one drm_gpu_scheduler with a credit limit of the
+ * engine's ring_jobs jobs (the software engine: one; a PCI device: as
+ * many as its ring holds), and every queue may use every ring: an idle queue (its last job done)
  * moves to the ring with the fewest unfinished jobs when it is given a
  * job (mxaccel_job_push()), so a long or hung job holds up only the jobs
  * queued behind it in its own queue, as long as a ring is free.  (The
@@ -16,7 +17,10 @@
  * Timeouts are the ring's own, not the scheduler's: a queue carries the
  * job timeout in force when it was created, and a job that runs past it
  * is stopped by the engine, fails with -ETIMEDOUT and makes its queue
- * guilty.  The scheduler never times out, so it never stops or restarts.
+ * guilty.  The engine runs a ring's jobs in order, so only the oldest is
+ * running: its time counts from when it started or, if later, when the
+ * job before it ended.  The scheduler never times out, so it never stops
+ * or restarts.
  */
 #include <linux/dma-fence.h>
 #include <linux/jiffies.h>
@@ -47,7 +51,7 @@ static void ring_timeout_work(struct work_struct *work)
 	u32 serial = 0;
 
 	spin_lock(&ring->lock);
-	job = ring->running;
+	job = mxaccel_ring_oldest(ring);
 	if (job) {
 		deadline = job->started_jiffies + job->queue->timeout;
 		if (time_before(jiffies, deadline)) {
@@ -81,27 +85,64 @@ static void ring_timeout_work(struct work_struct *work)
 	dma_fence_put(fence);
 }
 
+struct mxaccel_job *mxaccel_ring_oldest(struct mxaccel_ring *ring)
+{
+	return list_first_entry_or_null(&ring->running, struct mxaccel_job,
+					ring_link);
+}
+
 void mxaccel_ring_job_started(struct mxaccel_ring *ring,
 			      struct mxaccel_job *job)
 {
 	spin_lock(&ring->lock);
-	ring->running = job;
 	job->started_jiffies = jiffies;
-	/* One job runs at a time: the timer is this job's alone. */
-	mod_delayed_work(ring->mdev->timeout_wq, &ring->timeout_work,
-			 job->queue->timeout);
+	list_add_tail(&job->ring_link, &ring->running);
+	/* The oldest job's timer; a later one's starts when it is oldest. */
+	if (mxaccel_ring_oldest(ring) == job)
+		mod_delayed_work(ring->mdev->timeout_wq, &ring->timeout_work,
+				 job->queue->timeout);
 	spin_unlock(&ring->lock);
 }
 
-void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
-			    struct mxaccel_job *job, u64 busy_ns)
+u64 mxaccel_ring_job_ended(struct mxaccel_ring *ring, struct mxaccel_job *job)
 {
+	ktime_t now = ktime_get(), from;
+	struct mxaccel_job *next;
+	u64 busy;
+
 	spin_lock(&ring->lock);
-	if (ring->running == job)
-		ring->running = NULL;
+	/*
+	 * A guilty queue's later jobs fail: those the engine has already
+	 * started (it may hold several of a ring) are stopped here, the
+	 * scheduler cancels the rest.  All of a queue's jobs are on one ring.
+	 */
+	if (atomic_read(&job->queue->guilty))
+		list_for_each_entry(next, &ring->running, ring_link)
+			if (next != job && next->queue == job->queue &&
+			    mxaccel_job_abort(next, -ECANCELED))
+				ring->mdev->engine->ops->abort(ring->mdev->engine,
+							       ring->index, next,
+							       -ECANCELED);
+	from = ktime_after(ring->last_end, job->started) ? ring->last_end :
+							    job->started;
+	busy = ktime_after(now, from) ? ktime_to_ns(ktime_sub(now, from)) : 0;
+	ring->last_end = now;
+	if (mxaccel_ring_oldest(ring) == job) {
+		list_del_init(&job->ring_link);
+		next = mxaccel_ring_oldest(ring);
+		if (next) {
+			next->started_jiffies = jiffies;
+			mod_delayed_work(ring->mdev->timeout_wq,
+					 &ring->timeout_work,
+					 next->queue->timeout);
+		}
+	} else {
+		list_del_init(&job->ring_link);
+	}
 	spin_unlock(&ring->lock);
-	atomic64_add(busy_ns, &ring->busy_ns);
+	atomic64_add(busy, &ring->busy_ns);
 	atomic64_inc(&ring->jobs_done);
+	return busy;
 }
 
 void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
@@ -115,9 +156,10 @@ void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
 		struct mxaccel_job *job;
 
 		spin_lock(&ring->lock);
-		job = ring->running;
-		if (job && job->queue == q && mxaccel_job_abort(job, err))
-			engine->ops->abort(engine, ring->index, job, err);
+		list_for_each_entry(job, &ring->running, ring_link)
+			if (job->queue == q && mxaccel_job_abort(job, err))
+				engine->ops->abort(engine, ring->index, job,
+						   err);
 		spin_unlock(&ring->lock);
 	}
 }
@@ -177,10 +219,12 @@ int mxaccel_rings_init(struct mxaccel_device *mdev)
 			 mdev->index, i);
 		ring->fence_context = dma_fence_context_alloc(1);
 		spin_lock_init(&ring->lock);
+		INIT_LIST_HEAD(&ring->running);
 		INIT_DELAYED_WORK(&ring->timeout_work, ring_timeout_work);
 		ret = mxaccel_sched_init(&ring->sched, &mxaccel_sched_ops,
 					 mdev->timeout_wq, ring->name,
-					 mdev->drm.dev);
+					 mdev->drm.dev,
+					 mdev->engine->limits.ring_jobs);
 		if (ret)
 			goto err_fini;
 		mdev->sched_list[i] = &ring->sched;

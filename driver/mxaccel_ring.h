@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rings: one scheduler per engine ring, owned by the device.  A ring runs
- * one job at a time; queues are scheduler entities on one ring.
+ * Rings: one scheduler per engine ring, owned by the device.  A ring has
+ * up to the engine's ring_jobs jobs started at once (the software engine:
+ * one), which it runs in order; queues are scheduler entities on one ring.
  */
 #ifndef MXACCEL_RING_H
 #define MXACCEL_RING_H
@@ -30,9 +31,13 @@ struct mxaccel_ring {
 	/* Jobs pushed to the ring and not yet ended: where queues go. */
 	atomic_t load;
 
-	/* The job on the engine and the timeout that watches it. */
+	/*
+	 * The jobs on the engine, oldest first, and the timeout that
+	 * watches the oldest (the one the engine is working on).
+	 */
 	spinlock_t lock;
-	struct mxaccel_job *running;
+	struct list_head running;
+	ktime_t last_end;		/* when the last job ended: busy time */
 	struct delayed_work timeout_work;
 
 	/* For fdinfo and debugfs. */
@@ -73,12 +78,18 @@ struct mxaccel_ring *mxaccel_ring_least_loaded(struct mxaccel_device *mdev,
 int mxaccel_rings_init(struct mxaccel_device *mdev);
 void mxaccel_rings_fini(struct mxaccel_device *mdev);
 
+/* The oldest job on the ring, or NULL; under ring->lock. */
+struct mxaccel_job *mxaccel_ring_oldest(struct mxaccel_ring *ring);
+
 /* The engine started job on ring (under no lock); arms the timeout. */
 void mxaccel_ring_job_started(struct mxaccel_ring *ring,
 			      struct mxaccel_job *job);
-/* The job on ring ended: called by mxaccel_job_complete(). */
-void mxaccel_ring_job_ended(struct mxaccel_ring *ring,
-			    struct mxaccel_job *job, u64 busy_ns);
+/*
+ * The job on ring ended: called by mxaccel_job_complete().  Returns the
+ * ring's busy time it accounts for (since it started or, if later, since
+ * the job before it ended: jobs queued on the engine overlap).
+ */
+u64 mxaccel_ring_job_ended(struct mxaccel_ring *ring, struct mxaccel_job *job);
 /* Stop a running job of the queue, on whichever ring (a dying queue). */
 struct mxaccel_queue;
 void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,

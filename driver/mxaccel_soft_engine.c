@@ -544,6 +544,7 @@ static const struct mxaccel_engine_limits soft_limits = {
 		     BIT_ULL(DRM_MXACCEL_SCALE_EVEN),
 	.max_dim = MXACCEL_MAX_DIM,
 	.max_ops = MXACCEL_MAX_OPS,
+	.ring_jobs = 1,
 	.max_bo_size = MXACCEL_MAX_BO_SIZE,
 	.offset_align = 1,
 };

@@ -372,6 +372,58 @@ TEST_F(pci, corrupt_record_fails_job)
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
+/* The driver's and the device's indices of ring 0 (BAR2). */
+static void ring0_sq(struct pci_dev *pd, __u32 *tail, __u32 *head)
+{
+	struct mxhw_ring_regs *r = (void *)(pd->bar + pd->hdr->ring_offset);
+
+	*tail = __atomic_load_n(&r->sq_tail, __ATOMIC_ACQUIRE);
+	*head = __atomic_load_n(&r->sq_head, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Several jobs of a queue are on the device at once (the ring's credit is
+ * more than one job); when the oldest one's completion record is bad, it
+ * fails with -EIO and the ring is reset, and the jobs behind it are given
+ * to the device again and complete.
+ */
+TEST_F(pci, pipelined_jobs_survive_a_ring_reset)
+{
+	struct drm_mxaccel_submit args;
+	__u64 seqno[3], ring_jobs, max_ops, depth;
+	__u32 tail, head;
+	unsigned int i;
+	int status;
+
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
+	ASSERT_EQ(0, mxt_get_param(self->fd, DRM_MXACCEL_PARAM_MAX_OPS,
+				   &max_ops));
+	depth = self->pd.hdr->ring_depth;
+	ring_jobs = depth / max_ops;
+	ASSERT_LE(3, ring_jobs);
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 500, 1));
+	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
+	for (i = 0; i < 3; i++) {
+		mxt_submit_init(&args, self->q, &self->g.op, 1);
+		ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
+		seqno[i] = args.seqno;
+	}
+	usleep(200000);
+	/* The first is on the device, the others wait there behind it. */
+	ring0_sq(&self->pd, &tail, &head);
+	EXPECT_EQ(2, tail - head) TH_LOG("sq_tail %u, sq_head %u", tail, head);
+	ASSERT_EQ(0, mxt_job_wait(self->fd, self->q, seqno[0],
+				  mxt_job_deadline(), &status));
+	EXPECT_EQ(-EIO, status);
+	for (i = 1; i < 3; i++) {
+		ASSERT_EQ(0, mxt_job_wait(self->fd, self->q, seqno[i],
+					  mxt_job_deadline(), &status));
+		EXPECT_EQ(0, status) TH_LOG("job %u", i);
+	}
+	EXPECT_TRUE(gemm_result_ok(&self->g));
+}
+
 /* A job past its timeout is aborted, and the device stops it. */
 TEST_F(pci, timeout_aborts_on_device)
 {
