@@ -63,6 +63,12 @@ struct mxaccel_engine_ops {
 	 * return the job has ended and the ring is idle.
 	 */
 	void (*reset)(struct mxaccel_engine *engine, unsigned int ring);
+	/*
+	 * Optional: look for completed jobs on a ring now (SUBMIT_WAIT polls
+	 * with it for up to the poll_us parameter before it sleeps).  Any
+	 * context that may sleep; must not sleep itself.
+	 */
+	void (*poll)(struct mxaccel_engine *engine, unsigned int ring);
 	int (*bo_map)(struct mxaccel_engine *engine, struct mxaccel_bo *bo);
 	void (*bo_unmap)(struct mxaccel_engine *engine, struct mxaccel_bo *bo);
 	void (*destroy)(struct mxaccel_engine *engine);

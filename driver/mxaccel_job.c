@@ -375,12 +375,37 @@ static void move_if_idle(struct mxaccel_job *job)
 }
 
 /* Wait for a pushed job if asked to; never fails (the job is queued). */
-static void wait_job(struct dma_fence *done, struct drm_mxaccel_submit *args)
+/*
+ * SUBMIT_WAIT on an engine that can poll (a PCI device): look for the
+ * job's completion for up to poll_us before sleeping, ahead of its
+ * interrupt.  ring is the job's (the job itself may be freed by now).
+ */
+static void poll_job(struct dma_fence *done, struct mxaccel_ring *ring)
+{
+	struct mxaccel_engine *engine = ring->mdev->engine;
+	unsigned int us = READ_ONCE(mxaccel_poll_us);
+	ktime_t end;
+
+	if (!us || !engine->ops->poll)
+		return;
+	end = ktime_add_us(ktime_get(), us);
+	while (!dma_fence_is_signaled(done) && ktime_before(ktime_get(), end)) {
+		engine->ops->poll(engine, ring->index);
+		if (need_resched())
+			break;
+		cpu_relax();
+	}
+}
+
+static void wait_job(struct dma_fence *done, struct mxaccel_ring *ring,
+		     struct drm_mxaccel_submit *args)
 {
 	long ret;
 
 	if (!(args->flags & DRM_MXACCEL_SUBMIT_WAIT))
 		return;
+	if (ring)
+		poll_job(done, ring);
 	ret = dma_fence_wait_timeout(done, true,
 				     mxaccel_timeout_to_jiffies(args->wait_timeout_ns));
 	if (ret > 0) {
@@ -392,6 +417,7 @@ static void wait_job(struct dma_fence *done, struct drm_mxaccel_submit *args)
 int mxaccel_job_push(struct mxaccel_job *job, struct drm_mxaccel_submit *args)
 {
 	struct mxaccel_queue *q = job->queue;
+	struct mxaccel_ring *ring = NULL;
 	struct ww_acquire_ctx acquire;
 	struct dma_fence *done;
 	bool inline_run;
@@ -438,11 +464,13 @@ int mxaccel_job_push(struct mxaccel_job *job, struct drm_mxaccel_submit *args)
 		mutex_unlock(&q->submit_lock);
 		mxaccel_job_release(job);
 	} else {
+		/* The rings live as long as the device: past the job. */
+		ring = job->ring;
 		drm_sched_entity_push_job(&job->base);
 		mutex_unlock(&q->submit_lock);
 	}
 	/* The job may be freed by now: only its fence is ours. */
-	wait_job(done, args);
+	wait_job(done, ring, args);
 	dma_fence_put(done);
 	return 0;
 

@@ -61,6 +61,9 @@ MXACCEL_BOUNDED_PARAM(inline_max_work, mxaccel_inline_max_work, 4096, 0,
 		      1048576, 0644,
 		      "Largest job (block operations) run in the submitting thread; 0: never");
 
+MXACCEL_BOUNDED_PARAM(poll_us, mxaccel_poll_us, 0, 0, 10000, 0644,
+		      "SUBMIT_WAIT on a device that can poll (PCI) looks for the completion this many us before sleeping; 0: interrupts only");
+
 unsigned int mxaccel_debug;
 module_param_named(debug, mxaccel_debug, uint, 0644);
 MODULE_PARM_DESC(debug,

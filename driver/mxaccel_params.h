@@ -15,6 +15,7 @@ extern unsigned int mxaccel_max_device_queues;
 extern unsigned int mxaccel_queue_depth;
 extern unsigned int mxaccel_inline_max_work;
 extern unsigned int mxaccel_test_hang;
+extern unsigned int mxaccel_poll_us;
 
 #define MXACCEL_MAX_DEVICES	8
 #define MXACCEL_MAX_RINGS	16

@@ -311,6 +311,12 @@ static unsigned int ring_process(struct mxaccel_pci_ring *pr)
 	return complete_jobs(&done);
 }
 
+/* SUBMIT_WAIT's polling: the ring's records, ahead of the interrupt. */
+static void pci_poll(struct mxaccel_engine *engine, unsigned int ring)
+{
+	ring_process(&to_pci_engine(engine)->rings[ring]);
+}
+
 irqreturn_t mxaccel_pci_ring_irq(int irq, void *data)
 {
 	ring_process(data);
@@ -677,6 +683,7 @@ static const struct mxaccel_engine_ops pci_engine_ops = {
 	.run = pci_run,
 	.abort = pci_abort,
 	.reset = pci_reset,
+	.poll = pci_poll,
 	.bo_map = pci_bo_map,
 	.bo_unmap = pci_bo_unmap,
 	.destroy = pci_destroy,

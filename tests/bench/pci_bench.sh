@@ -11,8 +11,9 @@
 #   guest    the same GEMM on accel:1 (the PCI device) through the driver,
 #            NATIVE (the device's own kernel) and EMULATED
 #            (DRM_MXACCEL_OP_EXACT); then accel_latency on accel:1 (submit
-#            to completion interrupt, against a null ioctl) and on accel:0
-#            (the software engine) for scale
+#            to completion interrupt, against a null ioctl), again with
+#            SUBMIT_WAIT polling the ring (module parameter poll_us), and
+#            on accel:0 (the software engine) for scale
 #
 # Usage: tests/bench/pci_bench.sh [SERIES] (default 6.12).  Run from the top
 # of the tree after `make all e2e`.  Shape: PCI_BENCH_SHAPE ("M N K",
@@ -48,8 +49,12 @@ for kernel in native emulated; do
 	echo "## guest: mxaccel bench $shape --device accel:1 --kernel \$kernel"
 	bin/mxaccel bench $shape --device accel:1 --kernel \$kernel | grep "^gemm"
 done
-echo "## guest: accel_latency --device accel:1 (the PCI device)"
+echo "## guest: accel_latency --device accel:1 (the PCI device, interrupts)"
 ./accel_latency --device accel:1
+echo "## guest: accel_latency --device accel:1 (the PCI device, polled: poll_us=2000)"
+echo 2000 >/sys/module/mxaccel/parameters/poll_us
+./accel_latency --device accel:1
+echo 0 >/sys/module/mxaccel/parameters/poll_us
 echo "## guest: accel_latency --device accel:0 (the software engine)"
 ./accel_latency --device accel:0
 SH

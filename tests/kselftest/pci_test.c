@@ -424,6 +424,30 @@ TEST_F(pci, pipelined_jobs_survive_a_ring_reset)
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
+/* SUBMIT_WAIT polling the ring (poll_us) gets the same results. */
+TEST_F(pci, polled_submit_wait)
+{
+	struct drm_mxaccel_submit args;
+	unsigned int i;
+
+	if (!self->ready)
+		SKIP(return, "no PCI device model to test");
+	if (!mxt_param_writable("poll_us"))
+		SKIP(return, "no writable poll_us parameter");
+	ASSERT_EQ(0, mxt_param_write("poll_us", 2000));
+	for (i = 0; i < 20; i++) {
+		memset(mxt_bo_at(&self->g.bo, C_OFF), 0xcc, M * N * 4);
+		mxt_submit_init(&args, self->q, &self->g.op, 1);
+		args.flags = DRM_MXACCEL_SUBMIT_WAIT;
+		args.wait_timeout_ns = mxt_job_deadline();
+		ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
+		EXPECT_TRUE(args.out_flags & DRM_MXACCEL_SUBMIT_OUT_DONE);
+		EXPECT_EQ(0, args.status);
+		EXPECT_TRUE(gemm_result_ok(&self->g));
+	}
+	EXPECT_EQ(0, mxt_param_write("poll_us", 0));
+}
+
 /* A job past its timeout is aborted, and the device stops it. */
 TEST_F(pci, timeout_aborts_on_device)
 {
