@@ -37,7 +37,10 @@
 #                       vectors = 1 + --rings (4 unless ARGS say); after
 #                       qemu, wait 5 s for it to exit, then kill it.  Its
 #                       summary line goes to stderr, its log tail too when
-#                       the run or the device model failed.
+#                       the run or the device model failed.  The device is
+#                       id mxhw0; a line MXACCEL-VM-DEVICE-DEL on the
+#                       guest's console makes run.sh hot-unplug it (qemu's
+#                       device_del, through a QMP socket).
 #   -v, --verbose       also stream the whole console to stderr
 #
 # Output: the payload's output (TAP) on stdout as it runs; errors, the
@@ -153,6 +156,7 @@ follow_console() {
 			in_payload=0 T_PAYLOAD_END=$(now)
 			;;
 		*MXACCEL-VM-ERROR*) printf '%s\n' "${line#*MXACCEL-VM-ERROR }" >&2 ;;
+		*MXACCEL-VM-DEVICE-DEL*) qmp_device_del ;;
 		*)
 			[ "$in_payload" = 1 ] || continue
 			is_kernel_line "$line" || printf '%s\n' "$line"
@@ -160,6 +164,31 @@ follow_console() {
 		esac
 	done
 	exec 3>&-
+}
+
+# The guest asked (MXACCEL-VM-DEVICE-DEL on its console) for the PCI
+# device's hot-unplug: qemu's device_del through QMP, as an operator would.
+qmp_device_del() {
+	local reply
+	[ -S "$WORK/qmp.sock" ] || { log "device_del: no QMP socket (no --devmodel)"; return; }
+	reply=$(python3 - "$WORK/qmp.sock" <<'PY' 2>&1
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+f.readline()
+for cmd in ({"execute": "qmp_capabilities"},
+            {"execute": "device_del", "arguments": {"id": "mxhw0"}}):
+    f.write(json.dumps(cmd) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "return" in r or "error" in r:
+            break
+print(json.dumps(r))
+PY
+	)
+	log "device_del mxhw0: $reply"
 }
 
 # qemu's own messages go to a separate file (not into the payload output)
@@ -250,8 +279,11 @@ start_devmodel() {
 		print_devmodel_tail "no device model socket after 10 s"
 		exit 125
 	fi
+	# id=mxhw0 and the QMP socket: the guest may ask for a hot-unplug
+	# (MXACCEL-VM-DEVICE-DEL on its console, see follow_console).
 	QEMU+=(-chardev "socket,path=$sock,id=mxhw"
-		-device "ivshmem-doorbell,chardev=mxhw,vectors=$((1 + rings))")
+		-device "ivshmem-doorbell,id=mxhw0,chardev=mxhw,vectors=$((1 + rings))"
+		-qmp "unix:$WORK/qmp.sock,server=on,wait=off")
 	log "device model: $bin${DEVMODEL_ARGS:+ $DEVMODEL_ARGS}, $rings rings (vectors=$((1 + rings))), log $DM_LOG"
 }
 
