@@ -168,6 +168,8 @@ done
 # device registers first), while the device is alive.
 run "e2e/device_vs_emulated (PCI engine)" env MXACCEL_ENGINE=hardware \
 	/payload/e2e/device_vs_emulated
+run "e2e/accel_two_procs (PCI engine)" env MXACCEL_E2E_DEVICE=accel:1 \
+	/payload/e2e/accel_two_procs
 cd /payload/libtests
 for t in test_*; do
 	run "lib/$t on accel:1 (PCI engine)" env MXACCEL_TEST_DEVICE=accel:1 "./$t"

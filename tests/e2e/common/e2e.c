@@ -342,6 +342,22 @@ int e2e_node_open(void)
 	return e2e_node_open_nth(0);
 }
 
+const char *e2e_device(void)
+{
+	const char *name = getenv("MXACCEL_E2E_DEVICE");
+
+	return name && *name ? name : "accel:0";
+}
+
+int e2e_device_node_open(void)
+{
+	unsigned int nth = 0;
+
+	if (sscanf(e2e_device(), "accel:%u", &nth) != 1)
+		return -1;
+	return e2e_node_open_nth(nth);
+}
+
 /* --- SUBMIT accounting ---------------------------------------------------- */
 
 static uint64_t n_submits, n_ops;

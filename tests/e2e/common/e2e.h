@@ -107,6 +107,12 @@ struct mxa_buffer *e2e_buffer(struct mxa_device *dev, const void *src,
 
 /* Open the first mxaccel node (/dev/accel/accel*, /dev/dri/renderD*); -1. */
 int e2e_node_open(void);
+/*
+ * The device under test: $MXACCEL_E2E_DEVICE (accel:N), default accel:0,
+ * and its node.
+ */
+const char *e2e_device(void);
+int e2e_device_node_open(void);
 /* The nth mxaccel node (accel:N of the library), or -1. */
 int e2e_node_open_nth(unsigned int nth);
 /* ioctl() returning 0 or -errno, restarting on EINTR/EAGAIN. */
