@@ -27,12 +27,7 @@
  */
 static void mxaccel_bo_free(struct drm_gem_object *obj)
 {
-	struct mxaccel_bo *bo = to_mxaccel_bo(obj);
-	struct mxaccel_engine *engine = to_mxaccel(obj->dev)->engine;
-
-	if (bo->mapped)
-		engine->ops->bo_unmap(engine, bo);
-	mutex_destroy(&bo->map_lock);
+	mxaccel_bo_unmap(to_mxaccel_bo(obj));
 	drm_gem_shmem_object_free(obj);
 }
 
@@ -61,6 +56,15 @@ struct drm_gem_object *mxaccel_gem_create_object(struct drm_device *drm,
 	bo->base.map_wc = false;
 	bo->base.base.funcs = &mxaccel_bo_funcs;
 	return &bo->base.base;
+}
+
+void mxaccel_bo_unmap(struct mxaccel_bo *bo)
+{
+	struct mxaccel_engine *engine = to_mxaccel(bo->base.base.dev)->engine;
+
+	if (bo->mapped)
+		engine->ops->bo_unmap(engine, bo);
+	mutex_destroy(&bo->map_lock);
 }
 
 int mxaccel_bo_map(struct mxaccel_bo *bo)

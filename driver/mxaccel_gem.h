@@ -36,6 +36,8 @@ struct drm_gem_object *mxaccel_gem_create_object(struct drm_device *drm,
 						 size_t size);
 /* Map a buffer object for its device's engine (idempotent). */
 int mxaccel_bo_map(struct mxaccel_bo *bo);
+/* The object is being freed: the engine's mapping (if any) goes. */
+void mxaccel_bo_unmap(struct mxaccel_bo *bo);
 /* CPU mapping for engines that compute with the CPU (their bo_map). */
 int mxaccel_bo_vmap(struct mxaccel_bo *bo);
 void mxaccel_bo_vunmap(struct mxaccel_bo *bo);

@@ -374,7 +374,6 @@ static void move_if_idle(struct mxaccel_job *job)
 					      &mdev->sched_list[best->index], 1);
 }
 
-/* Wait for a pushed job if asked to; never fails (the job is queued). */
 /*
  * SUBMIT_WAIT on an engine that can poll (a PCI device): look for the
  * job's completion for up to poll_us before sleeping, ahead of its
@@ -397,6 +396,7 @@ static void poll_job(struct dma_fence *done, struct mxaccel_ring *ring)
 	}
 }
 
+/* Wait for a pushed job if asked to; never fails (the job is queued). */
 static void wait_job(struct dma_fence *done, struct mxaccel_ring *ring,
 		     struct drm_mxaccel_submit *args)
 {

@@ -32,14 +32,16 @@ static bool region_ok(u64 off, u64 len, u64 bar, u64 align)
 }
 
 /*
- * Everything the driver relies on, checked once: the device is trusted
- * with no size or offset it did not state within its BAR.
+ * Read what the header states once, into lay, and check the copy: the
+ * driver uses only values it checked (the device could change BAR2 at
+ * any time), and trusts no size or offset outside the BAR.
  */
-static int check_header(struct pci_dev *pdev, void __iomem *mem, u64 bar)
+static int read_header(struct pci_dev *pdev, void __iomem *mem, u64 bar,
+		       struct mxaccel_pci_layout *lay)
 {
 	const struct mxhw_header __iomem *hdr = mem;
-	u32 n_rings, depth, desc_size, cpl_size, align, major, hsize;
-	u64 ctrl, rings, stride, heap, heap_size, test, ring_bytes;
+	u32 major, hsize;
+	u64 ring_bytes;
 
 	major = readw(&hdr->version_major);
 	hsize = readl(&hdr->header_size);
@@ -53,41 +55,51 @@ static int check_header(struct pci_dev *pdev, void __iomem *mem, u64 bar)
 			sizeof(struct mxhw_header));
 		return -ENODEV;
 	}
-	n_rings = readl(&hdr->n_rings);
-	depth = readl(&hdr->ring_depth);
-	desc_size = readl(&hdr->desc_size);
-	cpl_size = readl(&hdr->cpl_size);
-	align = readl(&hdr->offset_align);
-	ctrl = readq(&hdr->ctrl_offset);
-	rings = readq(&hdr->ring_offset);
-	stride = readq(&hdr->ring_stride);
-	heap = readq(&hdr->heap_offset);
-	heap_size = readq(&hdr->heap_size);
-	test = readq(&hdr->test_offset);
+	lay->peer = readl(&hdr->device_peer);
+	lay->n_rings = readl(&hdr->n_rings);
+	lay->depth = readl(&hdr->ring_depth);
+	lay->desc_size = readl(&hdr->desc_size);
+	lay->cpl_size = readl(&hdr->cpl_size);
+	lay->max_dim = readl(&hdr->max_dim);
+	lay->offset_align = readl(&hdr->offset_align);
+	lay->elem_mask = readq(&hdr->elem_mask);
+	lay->op_mask = readq(&hdr->op_mask);
+	lay->mode_mask = readq(&hdr->mode_mask);
+	lay->ctrl = readq(&hdr->ctrl_offset);
+	lay->rings = readq(&hdr->ring_offset);
+	lay->stride = readq(&hdr->ring_stride);
+	lay->heap = readq(&hdr->heap_offset);
+	lay->heap_size = readq(&hdr->heap_size);
+	lay->test = readq(&hdr->test_offset);
+	memcpy_fromio(lay->name, hdr->name, sizeof(lay->name) - 1);
+	lay->name[sizeof(lay->name) - 1] = '\0';
 
-	if (!n_rings || n_rings > MXHW_MAX_RINGS || n_rings > MXACCEL_MAX_RINGS ||
-	    depth < 2 || depth > MXHW_MAX_RING_DEPTH || !is_power_of_2(depth) ||
-	    desc_size < sizeof(struct mxhw_desc) || desc_size % 8 ||
-	    cpl_size < sizeof(struct mxhw_cpl) || cpl_size % 8 ||
-	    !align || !is_power_of_2(align) || align > PAGE_SIZE) {
+	if (!lay->n_rings || lay->n_rings > MXHW_MAX_RINGS ||
+	    lay->n_rings > MXACCEL_MAX_RINGS || lay->depth < 2 ||
+	    lay->depth > MXHW_MAX_RING_DEPTH || !is_power_of_2(lay->depth) ||
+	    lay->desc_size < sizeof(struct mxhw_desc) || lay->desc_size % 8 ||
+	    lay->cpl_size < sizeof(struct mxhw_cpl) || lay->cpl_size % 8 ||
+	    !lay->offset_align || !is_power_of_2(lay->offset_align) ||
+	    lay->offset_align > PAGE_SIZE) {
 		dev_err(&pdev->dev, "bad ring geometry: %u rings of %u, descriptors %u, records %u bytes, alignment %u\n",
-			n_rings, depth, desc_size, cpl_size, align);
+			lay->n_rings, lay->depth, lay->desc_size,
+			lay->cpl_size, lay->offset_align);
 		return -ENODEV;
 	}
-	ring_bytes = mxhw_ring_cq_offset(depth, desc_size) +
-		     (u64)depth * cpl_size;
-	if (!region_ok(ctrl, sizeof(struct mxhw_ctrl), bar, PAGE_SIZE) ||
-	    stride < ring_bytes || !IS_ALIGNED(stride, PAGE_SIZE) ||
-	    !region_ok(rings, stride * n_rings, bar, PAGE_SIZE) ||
-	    !region_ok(heap, heap_size, bar, SZ_2M) ||
-	    !IS_ALIGNED(heap_size, PAGE_SIZE) ||
-	    (test && !region_ok(test, sizeof(struct mxhw_test), bar,
-				PAGE_SIZE)) ||
-	    heap < rings + stride * n_rings || ctrl >= rings ||
-	    (test && test >= rings)) {
+	ring_bytes = mxhw_ring_cq_offset(lay->depth, lay->desc_size) +
+		     (u64)lay->depth * lay->cpl_size;
+	if (!region_ok(lay->ctrl, sizeof(struct mxhw_ctrl), bar, PAGE_SIZE) ||
+	    lay->stride < ring_bytes || !IS_ALIGNED(lay->stride, PAGE_SIZE) ||
+	    !region_ok(lay->rings, lay->stride * lay->n_rings, bar, PAGE_SIZE) ||
+	    !region_ok(lay->heap, lay->heap_size, bar, SZ_2M) ||
+	    !IS_ALIGNED(lay->heap_size, PAGE_SIZE) ||
+	    (lay->test && !region_ok(lay->test, sizeof(struct mxhw_test), bar,
+				     PAGE_SIZE)) ||
+	    lay->heap < lay->rings + lay->stride * lay->n_rings ||
+	    lay->ctrl >= lay->rings || (lay->test && lay->test >= lay->rings)) {
 		dev_err(&pdev->dev, "bad BAR2 layout: ctrl %#llx, rings %#llx + %u * %#llx, heap %#llx + %#llx, test %#llx in %#llx\n",
-			ctrl, rings, n_rings, stride, heap, heap_size, test,
-			bar);
+			lay->ctrl, lay->rings, lay->n_rings, lay->stride,
+			lay->heap, lay->heap_size, lay->test, bar);
 		return -ENODEV;
 	}
 	return 0;
@@ -151,6 +163,7 @@ err:
 static int mxaccel_pci_probe(struct pci_dev *pdev,
 			     const struct pci_device_id *id)
 {
+	struct mxaccel_pci_layout lay;
 	resource_size_t start, len;
 	struct mxaccel_pci *mp;
 	void __iomem *regs, *mem;
@@ -179,7 +192,7 @@ static int mxaccel_pci_probe(struct pci_dev *pdev,
 		dev_dbg(&pdev->dev, "ivshmem without an MX device header\n");
 		return -ENODEV;
 	}
-	ret = check_header(pdev, mem, len);
+	ret = read_header(pdev, mem, len, &lay);
 	if (ret)
 		return ret;
 
@@ -192,7 +205,7 @@ static int mxaccel_pci_probe(struct pci_dev *pdev,
 	mp->mdev = mxaccel_device_alloc(&pdev->dev);
 	if (IS_ERR(mp->mdev))
 		return PTR_ERR(mp->mdev);
-	mp->pe = mxaccel_pci_engine_create(mp->mdev, pdev, regs, mem);
+	mp->pe = mxaccel_pci_engine_create(mp->mdev, pdev, regs, mem, &lay);
 	if (IS_ERR(mp->pe))
 		return PTR_ERR(mp->pe);
 	/* Until registered, the device owns the engine only through us. */

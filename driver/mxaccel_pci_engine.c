@@ -269,7 +269,6 @@ static void ring_reap(struct mxaccel_pci_ring *pr, struct list_head *done)
 					    pj ? pj->seq : 0,
 					    le32_to_cpu(cpl.check) == check ?
 					    "ok" : "bad");
-			atomic64_inc(&pr->bad_records);
 			pr->broken = true;
 			queue_work(system_unbound_wq, &pr->recover_work);
 			break;
@@ -278,8 +277,6 @@ static void ring_reap(struct mxaccel_pci_ring *pr, struct list_head *done)
 		pj->status = cpl_status(pe, pr, st);
 		list_move_tail(&pj->link, done);
 		pr->n_jobs--;
-		atomic64_inc(&pr->completions);
-		atomic64_add(ns, &pr->device_ns);
 	}
 	if (pr->cq_head != head)
 		writel(pr->cq_head, ring_reg(pr, cq_head));
@@ -378,12 +375,10 @@ static void poll_work_fn(struct work_struct *work)
 			}
 			spin_unlock(&pr->lock);
 		}
-		if (ring_process(pr)) {
-			atomic64_inc(&pr->polled);
+		if (ring_process(pr))
 			drm_dbg_driver(&pe->base.mdev->drm,
 				       "%s: ring %u: completion found without its interrupt\n",
 				       pe->name, i);
-		}
 		busy |= READ_ONCE(pr->n_jobs) != 0;
 	}
 	if (busy)
@@ -469,7 +464,6 @@ static int ring_reset(struct mxaccel_pci_ring *pr)
 	wmb();
 	writel(gen, ring_reg(pr, reset_req));
 	ring_doorbell(pe, MXHW_DB_CONTROL);
-	atomic64_inc(&pr->resets);
 	if (!wait_device(pe, readl(ring_reg(pr, reset_ack)) == gen,
 			 PCI_HANDSHAKE_MS)) {
 		drm_err(&pe->base.mdev->drm,
@@ -692,49 +686,44 @@ static const struct mxaccel_engine_ops pci_engine_ops = {
 struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev,
 						     struct pci_dev *pdev,
 						     void __iomem *regs,
-						     void __iomem *mem)
+						     void __iomem *mem,
+						     const struct mxaccel_pci_layout *lay)
 {
-	const struct mxhw_header __iomem *hdr = mem;
 	struct mxaccel_pci_engine *pe;
-	u64 ring_offset, ring_stride, heap_offset, heap_size;
-	unsigned int i, n_rings;
+	unsigned int i;
+	u32 max_ops;
 
-	n_rings = readl(&hdr->n_rings);
-	pe = kzalloc(struct_size(pe, rings, n_rings), GFP_KERNEL);
+	pe = kzalloc(struct_size(pe, rings, lay->n_rings), GFP_KERNEL);
 	if (!pe)
 		return ERR_PTR(-ENOMEM);
 	pe->base.ops = &pci_engine_ops;
 	pe->base.mdev = mdev;
-	pe->base.n_rings = n_rings;
+	pe->base.n_rings = lay->n_rings;
 	pe->pdev = pdev;
 	pe->regs = regs;
 	pe->mem = mem;
-	pe->peer = readl(&hdr->device_peer);
-	pe->depth = readl(&hdr->ring_depth);
-	pe->desc_size = readl(&hdr->desc_size);
-	pe->cpl_size = readl(&hdr->cpl_size);
-	pe->ctrl = mem + readq(&hdr->ctrl_offset);
-	memcpy_fromio(pe->name, hdr->name, sizeof(pe->name) - 1);
-	ring_offset = readq(&hdr->ring_offset);
-	ring_stride = readq(&hdr->ring_stride);
-	heap_offset = readq(&hdr->heap_offset);
-	heap_size = readq(&hdr->heap_size);
+	pe->peer = lay->peer;
+	pe->depth = lay->depth;
+	pe->desc_size = lay->desc_size;
+	pe->cpl_size = lay->cpl_size;
+	pe->ctrl = mem + lay->ctrl;
+	memcpy(pe->name, lay->name, sizeof(pe->name));
 
+	/*
+	 * A quarter of the ring per job, so that several are on the device
+	 * at once and all their descriptors fit the ring.
+	 */
+	max_ops = max_t(u32, 1, min_t(u32, lay->depth / 4, MXACCEL_MAX_OPS));
 	pe->base.limits = (struct mxaccel_engine_limits) {
-		.elem_mask = readq(&hdr->elem_mask),
-		.op_mask = readq(&hdr->op_mask),
-		.mode_mask = readq(&hdr->mode_mask),
-		.max_dim = min_t(u32, readl(&hdr->max_dim), MXACCEL_MAX_DIM),
-		/*
-		 * A quarter of the ring per job, so that several are on the
-		 * device at once and all their descriptors fit the ring.
-		 */
-		.max_ops = max_t(u32, 1, min_t(u32, pe->depth / 4,
-					       MXACCEL_MAX_OPS)),
-		.max_bo_size = heap_size,
-		.offset_align = readl(&hdr->offset_align),
+		.elem_mask = lay->elem_mask,
+		.op_mask = lay->op_mask,
+		.mode_mask = lay->mode_mask,
+		.max_dim = min_t(u32, lay->max_dim, MXACCEL_MAX_DIM),
+		.max_ops = max_ops,
+		.ring_jobs = lay->depth / max_ops,
+		.max_bo_size = lay->heap_size,
+		.offset_align = lay->offset_align,
 	};
-	pe->base.limits.ring_jobs = pe->depth / pe->base.limits.max_ops;
 	mutex_init(&pe->ctrl_lock);
 	init_waitqueue_head(&pe->ctrl_wq);
 	INIT_WORK(&pe->lost_work, lost_work_fn);
@@ -743,12 +732,12 @@ struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev
 	/* A fresh generation per bind: a reloaded driver's hello is new. */
 	pe->drv_gen = readl(ctrl_reg(pe, dev_gen));
 
-	for (i = 0; i < n_rings; i++) {
+	for (i = 0; i < lay->n_rings; i++) {
 		struct mxaccel_pci_ring *pr = &pe->rings[i];
 
 		pr->pe = pe;
 		pr->index = i;
-		pr->regs = mem + ring_offset + i * ring_stride;
+		pr->regs = mem + lay->rings + i * lay->stride;
 		pr->sq = pr->regs + MXHW_RING_SQ_OFFSET;
 		pr->cq = pr->regs + mxhw_ring_cq_offset(pe->depth,
 							pe->desc_size);
@@ -757,9 +746,9 @@ struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev
 		INIT_WORK(&pr->recover_work, recover_work_fn);
 		INIT_WORK(&pr->release_held_work, release_held_work_fn);
 	}
-	mdev->vram = mxaccel_vram_create(heap_size, heap_offset,
+	mdev->vram = mxaccel_vram_create(lay->heap_size, lay->heap,
 					 pci_resource_start(pdev, MXHW_BAR_MEM) +
-					 heap_offset, mem + heap_offset);
+					 lay->heap, mem + lay->heap);
 	if (IS_ERR(mdev->vram)) {
 		long err = PTR_ERR(mdev->vram);
 

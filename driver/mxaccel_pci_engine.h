@@ -20,6 +20,14 @@
 
 struct pci_dev;
 
+/* What the device's header states, read once and checked at probe. */
+struct mxaccel_pci_layout {
+	u32 peer, n_rings, depth, desc_size, cpl_size, max_dim, offset_align;
+	u64 elem_mask, op_mask, mode_mask;
+	u64 ctrl, rings, stride, heap, heap_size, test;	/* BAR2 offsets */
+	char name[32];
+};
+
 struct mxaccel_pci_ring {
 	struct mxaccel_pci_engine *pe;
 	unsigned int index;
@@ -39,13 +47,6 @@ struct mxaccel_pci_ring {
 	bool broken;			/* bad completion: a reset is due */
 	struct work_struct recover_work;
 	struct work_struct release_held_work;
-
-	/* debugfs */
-	atomic64_t completions;
-	atomic64_t polled;		/* found by the fallback timer */
-	atomic64_t bad_records;
-	atomic64_t resets;
-	atomic64_t device_ns;
 };
 
 struct mxaccel_pci_engine {
@@ -82,14 +83,15 @@ to_pci_engine(struct mxaccel_engine *engine)
 }
 
 /*
- * A PCI engine for a device whose BAR2 header (mapped at mem) was
- * checked; sets up rings and limits from it.  No interrupt is requested
- * and the device is not touched yet.
+ * A PCI engine for a device with BAR2 mapped at mem and the checked
+ * layout lay; sets up rings and limits from it.  No interrupt is
+ * requested and the device is not touched yet.
  */
 struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev,
 						     struct pci_dev *pdev,
 						     void __iomem *regs,
-						     void __iomem *mem);
+						     void __iomem *mem,
+						     const struct mxaccel_pci_layout *lay);
 /* Interrupt handlers (threaded): vector 0, and a ring's vector. */
 irqreturn_t mxaccel_pci_ctrl_irq(int irq, void *data);
 irqreturn_t mxaccel_pci_ring_irq(int irq, void *data);

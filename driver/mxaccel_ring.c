@@ -2,8 +2,8 @@
 /*
  * Rings.  Each is one drm_gpu_scheduler with a credit limit of the
  * engine's ring_jobs jobs (the software engine: one; a PCI device: as
- * many as its ring holds), and every queue may use every ring: an idle queue (its last job done)
- * moves to the ring with the fewest unfinished jobs when it is given a
+ * many as its ring holds), and every queue may use every ring: an idle
+ * queue (its last job done) moves to the ring with the fewest unfinished jobs when it is given a
  * job (mxaccel_job_push()), so a long or hung job holds up only the jobs
  * queued behind it in its own queue, as long as a ring is free.  (The
  * scheduler's own choice counts idle queues attached to a ring as load,
@@ -91,6 +91,22 @@ struct mxaccel_job *mxaccel_ring_oldest(struct mxaccel_ring *ring)
 					ring_link);
 }
 
+/*
+ * Stop the ring's started jobs of queue q with err, under ring->lock.
+ * A job that has ended already is not claimed (mxaccel_job_abort()).
+ */
+static void ring_abort_queue(struct mxaccel_ring *ring,
+			     struct mxaccel_queue *q, int err)
+{
+	struct mxaccel_engine *engine = ring->mdev->engine;
+	struct mxaccel_job *job;
+
+	lockdep_assert_held(&ring->lock);
+	list_for_each_entry(job, &ring->running, ring_link)
+		if (job->queue == q && mxaccel_job_abort(job, err))
+			engine->ops->abort(engine, ring->index, job, err);
+}
+
 void mxaccel_ring_job_started(struct mxaccel_ring *ring,
 			      struct mxaccel_job *job)
 {
@@ -108,36 +124,29 @@ u64 mxaccel_ring_job_ended(struct mxaccel_ring *ring, struct mxaccel_job *job)
 {
 	ktime_t now = ktime_get(), from;
 	struct mxaccel_job *next;
+	bool was_oldest;
 	u64 busy;
 
 	spin_lock(&ring->lock);
 	/*
 	 * A guilty queue's later jobs fail: those the engine has already
 	 * started (it may hold several of a ring) are stopped here, the
-	 * scheduler cancels the rest.  All of a queue's jobs are on one ring.
+	 * scheduler cancels the rest.  All of a queue's jobs are on one ring;
+	 * this one has ended and is not claimed again.
 	 */
 	if (atomic_read(&job->queue->guilty))
-		list_for_each_entry(next, &ring->running, ring_link)
-			if (next != job && next->queue == job->queue &&
-			    mxaccel_job_abort(next, -ECANCELED))
-				ring->mdev->engine->ops->abort(ring->mdev->engine,
-							       ring->index, next,
-							       -ECANCELED);
+		ring_abort_queue(ring, job->queue, -ECANCELED);
 	from = ktime_after(ring->last_end, job->started) ? ring->last_end :
 							    job->started;
 	busy = ktime_after(now, from) ? ktime_to_ns(ktime_sub(now, from)) : 0;
 	ring->last_end = now;
-	if (mxaccel_ring_oldest(ring) == job) {
-		list_del_init(&job->ring_link);
-		next = mxaccel_ring_oldest(ring);
-		if (next) {
-			next->started_jiffies = jiffies;
-			mod_delayed_work(ring->mdev->timeout_wq,
-					 &ring->timeout_work,
-					 next->queue->timeout);
-		}
-	} else {
-		list_del_init(&job->ring_link);
+	was_oldest = mxaccel_ring_oldest(ring) == job;
+	list_del_init(&job->ring_link);
+	next = was_oldest ? mxaccel_ring_oldest(ring) : NULL;
+	if (next) {
+		next->started_jiffies = jiffies;
+		mod_delayed_work(ring->mdev->timeout_wq, &ring->timeout_work,
+				 next->queue->timeout);
 	}
 	spin_unlock(&ring->lock);
 	atomic64_add(busy, &ring->busy_ns);
@@ -148,18 +157,13 @@ u64 mxaccel_ring_job_ended(struct mxaccel_ring *ring, struct mxaccel_job *job)
 void mxaccel_rings_abort_queue(struct mxaccel_device *mdev,
 			       struct mxaccel_queue *q, int err)
 {
-	struct mxaccel_engine *engine = mdev->engine;
 	unsigned int i;
 
 	for (i = 0; i < mdev->n_rings; i++) {
 		struct mxaccel_ring *ring = &mdev->rings[i];
-		struct mxaccel_job *job;
 
 		spin_lock(&ring->lock);
-		list_for_each_entry(job, &ring->running, ring_link)
-			if (job->queue == q && mxaccel_job_abort(job, err))
-				engine->ops->abort(engine, ring->index, job,
-						   err);
+		ring_abort_queue(ring, q, err);
 		spin_unlock(&ring->lock);
 	}
 }
@@ -206,7 +210,6 @@ int mxaccel_rings_init(struct mxaccel_device *mdev)
 		return -ENOMEM;
 	}
 	kref_init(&set->ref);
-	set->n = n;
 	mdev->ring_set = set;
 	mdev->rings = set->ring;
 	for (i = 0; i < n; i++) {

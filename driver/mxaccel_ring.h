@@ -55,7 +55,6 @@ struct mxaccel_ring {
 struct mxaccel_ring_set {
 	struct kref ref;
 	struct rcu_head rcu;
-	unsigned int n;
 	struct mxaccel_ring ring[];
 };
 

@@ -21,7 +21,6 @@
 
 #include "mxaccel_compat.h"
 #include "mxaccel_drv.h"
-#include "mxaccel_engine.h"
 #include "mxaccel_gem.h"
 #include "mxaccel_vram.h"
 
@@ -65,17 +64,13 @@ u64 mxaccel_vram_bo_addr(const struct mxaccel_bo *bo)
 static void vram_bo_free(struct drm_gem_object *obj)
 {
 	struct mxaccel_bo *bo = to_mxaccel_bo(obj);
-	struct mxaccel_device *mdev = to_mxaccel(obj->dev);
-	struct mxaccel_vram *vram = mdev->vram;
+	struct mxaccel_vram *vram = to_mxaccel(obj->dev)->vram;
 
-	if (bo->mapped)
-		mdev->engine->ops->bo_unmap(mdev->engine, bo);
+	mxaccel_bo_unmap(bo);
 	mutex_lock(&vram->lock);
 	drm_mm_remove_node(&bo->vram_node);
-	vram->used -= obj->size;
 	mutex_unlock(&vram->lock);
 	drm_gem_object_release(obj);
-	mutex_destroy(&bo->map_lock);
 	kfree(bo);
 }
 
@@ -142,8 +137,6 @@ struct drm_gem_object *mxaccel_vram_bo_create(struct drm_device *drm,
 	mutex_lock(&vram->lock);
 	ret = drm_mm_insert_node_generic(&vram->mm, &bo->vram_node, size,
 					 PAGE_SIZE, 0, DRM_MM_INSERT_BEST);
-	if (!ret)
-		vram->used += size;
 	mutex_unlock(&vram->lock);
 	if (ret) {
 		drm_gem_object_release(&bo->base.base);

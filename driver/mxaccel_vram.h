@@ -19,9 +19,8 @@ struct mxaccel_bo;
 
 struct mxaccel_vram {
 	struct drm_mm mm;		/* offsets from the heap's first byte */
-	struct mutex lock;		/* mm and used */
+	struct mutex lock;		/* mm */
 	u64 size;
-	u64 used;
 	u64 dev_base;			/* the device's address of byte 0 */
 	resource_size_t phys;		/* the CPU's physical address of byte 0 */
 	void __iomem *cpu;		/* the kernel's (write-combined) mapping */
