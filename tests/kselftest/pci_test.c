@@ -16,20 +16,10 @@
  * there and an idle queue stays where it is when every ring is idle); a
  * second queue's job, submitted while ring 0 is busy, goes to ring 1.
  */
-#include <dirent.h>
-#include <limits.h>
-#include <poll.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
-#include <linux/sync_file.h>
 
 #include "kselftest_harness.h"
 #include "mxaccel_test.h"
-#include "mxaccel_pci.h"
+#include "mxaccel_pci_test.h"
 
 #define M 4
 #define N 4
@@ -42,88 +32,6 @@
 #define BO_SIZE 65536
 #define E4M3_ONE 0x38
 #define SCALE_ONE 127
-
-struct pci_dev {
-	char sysfs[PATH_MAX];		/* /sys/bus/pci/devices/<bdf> */
-	char bdf[64];
-	/* The device writes them: read and written with __atomic_* only. */
-	__u8 *bar;
-	size_t bar_size;
-	struct mxhw_header *hdr;
-	struct mxhw_test *test;
-};
-
-/* Open the hardware node and find its PCI function through sysfs. */
-static int open_pci(struct pci_dev *pd)
-{
-	char link[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	setenv("MXACCEL_ENGINE", "hardware", 1);
-	fd = mxt_open();
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st))
-		return -errno;
-	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device",
-		 major(st.st_rdev), minor(st.st_rdev));
-	if (!realpath(link, pd->sysfs)) {
-		close(fd);
-		return -errno;
-	}
-	snprintf(pd->bdf, sizeof(pd->bdf), "%s", strrchr(pd->sysfs, '/') + 1);
-	return fd;
-}
-
-/* Map BAR2; 0, or -errno (EINVAL: no iomem=relaxed). */
-static int map_bar(struct pci_dev *pd)
-{
-	char path[PATH_MAX + 16];
-	struct stat st;
-	void *p;
-	int bfd;
-
-	snprintf(path, sizeof(path), "%s/resource2", pd->sysfs);
-	bfd = open(path, O_RDWR | O_SYNC);
-	if (bfd < 0)
-		return -errno;
-	if (fstat(bfd, &st)) {
-		close(bfd);
-		return -errno;
-	}
-	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
-	close(bfd);
-	if (p == MAP_FAILED)
-		return -errno;
-	pd->bar = p;
-	pd->bar_size = st.st_size;
-	pd->hdr = p;
-	pd->test = pd->hdr->test_offset ?
-		   (void *)(pd->bar + pd->hdr->test_offset) : NULL;
-	return 0;
-}
-
-/* Arm a fault; the device acknowledges it within 10 ms (2 s here). */
-static int fault(struct pci_dev *pd, __u32 cmd, __u32 ring, __u32 arg,
-		 __u32 count)
-{
-	__s64 end = mxt_deadline_ms(2000);
-	__u32 seq = __atomic_load_n(&pd->test->cmd_seq, __ATOMIC_RELAXED) + 1;
-
-	__atomic_store_n(&pd->test->cmd, cmd, __ATOMIC_RELAXED);
-	__atomic_store_n(&pd->test->ring, ring, __ATOMIC_RELAXED);
-	__atomic_store_n(&pd->test->arg, arg, __ATOMIC_RELAXED);
-	__atomic_store_n(&pd->test->count, count, __ATOMIC_RELAXED);
-	/* The command's fields before the seq that makes it new. */
-	__atomic_store_n(&pd->test->cmd_seq, seq, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&pd->test->ack_seq, __ATOMIC_ACQUIRE) != seq) {
-		if (mxt_now_ns() > end)
-			return -ETIMEDOUT;
-		usleep(1000);
-	}
-	return 0;
-}
 
 struct gemm_bufs {
 	struct mxt_bo bo;
@@ -167,28 +75,6 @@ static int new_queue(int fd, __u32 *q)
 	return mxt_queue_create(fd, q, &syncobj);
 }
 
-/*
- * Wait for a sync_file and return its first fence's status (0 or
- * -errno): the file's own status is that of a timeline point's chain
- * link, which does not carry the job's error.
- */
-static int sync_file_status(int sfd, int ms)
-{
-	struct sync_fence_info fence;
-	struct sync_file_info info;
-	struct pollfd p = { .fd = sfd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) != 1)
-		return -ETIME;
-	memset(&info, 0, sizeof(info));
-	memset(&fence, 0, sizeof(fence));
-	info.num_fences = 1;
-	info.sync_fence_info = (uintptr_t)&fence;
-	if (ioctl(sfd, SYNC_IOC_FILE_INFO, &info))
-		return -errno;
-	return fence.status == 1 ? 0 : fence.status;
-}
-
 /* Wait until an mxaccel hardware node opens again (after a rescan). */
 static int wait_for_device(int ms)
 {
@@ -201,6 +87,21 @@ static int wait_for_device(int ms)
 		usleep(20000);
 	}
 	return fd;
+}
+
+/* The device is back (rescan, rebind): open it and run the GEMM there. */
+static int back_and_gemm(int *fdp, struct gemm_bufs *g)
+{
+	int fd = wait_for_device(10000), ret;
+	__u32 q;
+
+	if (fd < 0)
+		return fd;
+	*fdp = fd;
+	ret = gemm_setup(fd, g);
+	if (!ret)
+		ret = new_queue(fd, &q);
+	return ret ? ret : mxt_run(fd, q, &g->op, 1);
 }
 
 static int sysfs_write(const char *path, const char *s)
@@ -219,7 +120,7 @@ static int sysfs_write(const char *path, const char *s)
 FIXTURE(pci) {
 	bool ready;		/* setup did not skip */
 	int fd;
-	struct pci_dev pd;
+	struct mxt_pci pd;
 	struct gemm_bufs g;
 	__u32 q;
 };
@@ -236,11 +137,11 @@ FIXTURE_SETUP(pci)
 	/* The software engine's pass must not lose the PCI device. */
 	if (engine && *engine && strcmp(engine, "hardware"))
 		SKIP(return, "MXACCEL_ENGINE=%s", engine);
-	self->fd = open_pci(&self->pd);
+	self->fd = mxt_pci_open(&self->pd);
 	if (self->fd == -ENODEV)
 		SKIP(return, "no mxaccel device with a hardware engine");
 	ASSERT_LE(0, self->fd);
-	ret = map_bar(&self->pd);
+	ret = mxt_pci_map(&self->pd);
 	if (ret == -EINVAL)
 		SKIP(return, "%s/resource2 cannot be mapped: boot with iomem=relaxed",
 		     self->pd.sysfs);
@@ -248,7 +149,7 @@ FIXTURE_SETUP(pci)
 	ASSERT_EQ(MXHW_MAGIC, self->pd.hdr->magic);
 	if (!self->pd.test)
 		SKIP(return, "the device has no test page (not a device model)");
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0));
 	ASSERT_EQ(0, gemm_setup(self->fd, &self->g));
 	ASSERT_EQ(0, new_queue(self->fd, &self->q));
 	mxt_params_restore();
@@ -260,10 +161,9 @@ FIXTURE_SETUP(pci)
 FIXTURE_TEARDOWN(pci)
 {
 	if (self->pd.test)
-		fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0);
+		mxt_pci_fault(&self->pd, MXHW_FAULT_CLEAR, 0, 0, 0);
 	mxt_params_restore();
-	if (self->pd.bar)
-		munmap((void *)self->pd.bar, self->pd.bar_size);
+	mxt_pci_unmap(&self->pd);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -326,7 +226,7 @@ TEST_F(pci, device_error_is_eio)
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
 	for (i = 0; i < ARRAY_SIZE(errs); i++) {
-		ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_ERROR, 0, errs[i], 1));
+		ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_ERROR, 0, errs[i], 1));
 		EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
 		/* One job only; not guilty: the next one runs. */
 		EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
@@ -340,7 +240,7 @@ TEST_F(pci, slow_job_completes)
 
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 300, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_SLOW, 0, 300, 1));
 	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_LE(300 * MXT_NSEC_PER_MSEC, mxt_now_ns() - t0);
 	EXPECT_TRUE(gemm_result_ok(&self->g));
@@ -353,7 +253,7 @@ TEST_F(pci, dropped_interrupt_is_recovered)
 
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_DROP_IRQ, 0, 0, 3));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_DROP_IRQ, 0, 0, 3));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_LE(3, __atomic_load_n(&self->pd.test->jobs_faulted,
@@ -366,14 +266,14 @@ TEST_F(pci, corrupt_record_fails_job)
 {
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
 	EXPECT_EQ(-EIO, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_EQ(0, mxt_run(self->fd, self->q, &self->g.op, 1));
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
 /* The driver's and the device's indices of ring 0 (BAR2). */
-static void ring0_sq(struct pci_dev *pd, __u32 *tail, __u32 *head)
+static void ring0_sq(struct mxt_pci *pd, __u32 *tail, __u32 *head)
 {
 	struct mxhw_ring_regs *r = (void *)(pd->bar + pd->hdr->ring_offset);
 
@@ -402,8 +302,8 @@ TEST_F(pci, pipelined_jobs_survive_a_ring_reset)
 	depth = self->pd.hdr->ring_depth;
 	ring_jobs = depth / max_ops;
 	ASSERT_LE(3, ring_jobs);
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 500, 1));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_SLOW, 0, 500, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_CORRUPT, 0, 0, 1));
 	for (i = 0; i < 3; i++) {
 		mxt_submit_init(&args, self->q, &self->g.op, 1);
 		ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
@@ -458,7 +358,7 @@ TEST_F(pci, timeout_aborts_on_device)
 		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
 	ASSERT_EQ(0, new_queue(self->fd, &q2));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
 	t0 = mxt_now_ns();
 	EXPECT_EQ(-ETIMEDOUT, mxt_run(self->fd, q2, &self->g.op, 1));
 	/* Well before the 5 s the driver gives an abort before a reset. */
@@ -490,7 +390,7 @@ TEST_F(pci, hung_ring_reset_only_guilty_queue)
 	ASSERT_EQ(0, new_queue(self->fd, &qb));
 	/* Its own buffers: no dependency on the hung job. */
 	ASSERT_EQ(0, gemm_setup(self->fd, &other));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_HANG, 0, 0, 0));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_HANG, 0, 0, 0));
 	mxt_submit_init(&args, qa, &self->g.op, 1);
 	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
 	seqno = args.seqno;
@@ -510,13 +410,6 @@ TEST_F(pci, hung_ring_reset_only_guilty_queue)
 	mxt_bo_free(self->fd, &other.bo);
 }
 
-static sigjmp_buf bus_jmp;
-
-static void on_sigbus(int sig)
-{
-	siglongjmp(bus_jmp, 1);
-}
-
 /*
  * Removal with a job on the device, a mapping and open files: the job's
  * fence ends with -ENODEV, ioctls fail with -ENODEV, the mapping is gone
@@ -529,47 +422,36 @@ TEST_F(pci, remove_and_rescan)
 	char path[PATH_MAX + 16];
 	__u8 *map = mxt_bo_at(&self->g.bo, 0);
 	__u32 syncobj, q;
-	int sfd, fd;
+	int sfd;
 
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q, &syncobj));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
 	mxt_submit_init(&args, q, &self->g.op, 1);
 	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
 	sfd = mxt_export_sync_file(self->fd, syncobj, args.seqno);
 	ASSERT_LE(0, sfd);
 	usleep(100000);
 
-	munmap((void *)self->pd.bar, self->pd.bar_size);
-	self->pd.bar = NULL;
-	self->pd.test = NULL;
+	mxt_pci_unmap(&self->pd);
 	snprintf(path, sizeof(path), "%s/remove", self->pd.sysfs);
 	ASSERT_EQ(0, sysfs_write(path, "1"));
 
-	EXPECT_EQ(-ENODEV, sync_file_status(sfd, 10000));
+	EXPECT_EQ(-ENODEV, mxt_sync_file_status(sfd, 10000));
 	close(sfd);
 	memset(&p, 0, sizeof(p));
 	p.param = DRM_MXACCEL_PARAM_UAPI_VERSION;
 	EXPECT_EQ(-ENODEV, mxt_ioctl(self->fd, DRM_IOCTL_MXACCEL_GET_PARAM,
 				     &p));
-	signal(SIGBUS, on_sigbus);
-	if (!sigsetjmp(bus_jmp, 1)) {
-		(void)__atomic_load_n(map, __ATOMIC_RELAXED);
-		EXPECT_TRUE(0) TH_LOG("the removed device's memory is still mapped");
-	}
-	signal(SIGBUS, SIG_DFL);
+	EXPECT_TRUE(mxt_read_faults(map))
+		TH_LOG("the removed device's memory is still mapped");
 	mxt_bo_free(self->fd, &self->g.bo);
 	close(self->fd);
 	self->fd = -1;
 
 	ASSERT_EQ(0, sysfs_write("/sys/bus/pci/rescan", "1"));
-	fd = wait_for_device(10000);
-	ASSERT_LE(0, fd);
-	self->fd = fd;
-	ASSERT_EQ(0, gemm_setup(fd, &self->g));
-	ASSERT_EQ(0, new_queue(fd, &q));
-	EXPECT_EQ(0, mxt_run(fd, q, &self->g.op, 1));
+	ASSERT_EQ(0, back_and_gemm(&self->fd, &self->g));
 	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
@@ -581,13 +463,13 @@ TEST_F(pci, unresetable_ring_loses_device)
 {
 	char path[PATH_MAX + 32];
 	__u32 q;
-	int ret, fd;
+	int ret;
 
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_param_write("job_timeout_ms", mxt_scaled_ms(1000)));
 	ASSERT_EQ(0, new_queue(self->fd, &q));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_HANG_HARD, 0, 0, 0));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_HANG_HARD, 0, 0, 0));
 	ret = mxt_run(self->fd, q, &self->g.op, 1);
 	EXPECT_TRUE(ret == -ETIMEDOUT || ret == -ENODEV) TH_LOG("%d", ret);
 	/* Unplugged once the reset was not answered. */
@@ -601,12 +483,8 @@ TEST_F(pci, unresetable_ring_loses_device)
 	ASSERT_EQ(0, sysfs_write(path, self->pd.bdf));
 	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/mxaccel/bind");
 	ASSERT_EQ(0, sysfs_write(path, self->pd.bdf));
-	fd = wait_for_device(10000);
-	ASSERT_LE(0, fd);
-	self->fd = fd;
-	ASSERT_EQ(0, gemm_setup(fd, &self->g));
-	ASSERT_EQ(0, new_queue(fd, &q));
-	EXPECT_EQ(0, mxt_run(fd, q, &self->g.op, 1));
+	ASSERT_EQ(0, back_and_gemm(&self->fd, &self->g));
+	EXPECT_TRUE(gemm_result_ok(&self->g));
 }
 
 /* Last: a lost device stays lost. */
@@ -619,14 +497,14 @@ TEST_F(pci, device_lost)
 	if (!self->ready)
 		SKIP(return, "no PCI device model to test");
 	ASSERT_EQ(0, mxt_queue_create(self->fd, &q2, &syncobj));
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_SLOW, 0, 600000, 1));
 	mxt_submit_init(&args, q2, &self->g.op, 1);
 	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
 	sfd = mxt_export_sync_file(self->fd, syncobj, args.seqno);
 	ASSERT_LE(0, sfd);
 	usleep(100000);
-	ASSERT_EQ(0, fault(&self->pd, MXHW_FAULT_LOST, 0, 0, 0));
-	EXPECT_EQ(-ENODEV, sync_file_status(sfd, 10000));
+	ASSERT_EQ(0, mxt_pci_fault(&self->pd, MXHW_FAULT_LOST, 0, 0, 0));
+	EXPECT_EQ(-ENODEV, mxt_sync_file_status(sfd, 10000));
 	close(sfd);
 	usleep(100000);
 	EXPECT_EQ(-ENODEV, mxt_run(self->fd, self->q, &self->g.op, 1));
