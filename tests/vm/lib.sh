@@ -221,3 +221,18 @@ build_qemu_cmd() {
 		$(accel_args) -nographic -no-reboot -nic none
 		-kernel "$1" -initrd "$2" -append "$append")
 }
+
+# TAP for the hand-driven checks (smoke.sh, devmodel-smoke.sh): one line
+# per check, N counts them, FAILED the failures.
+N=0
+FAILED=0
+
+tap() { # STATUS(0=ok) DESCRIPTION
+	N=$((N + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $N - $2"
+	else
+		echo "not ok $N - $2"
+		FAILED=$((FAILED + 1))
+	fi
+}

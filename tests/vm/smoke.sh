@@ -21,18 +21,6 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-N=0
-FAILED=0
-
-tap() { # STATUS(0=ok) DESCRIPTION
-	N=$((N + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $N - $2"
-	else
-		echo "not ok $N - $2"
-		FAILED=$((FAILED + 1))
-	fi
-}
 
 write_sources() {
 	local dir=$1
