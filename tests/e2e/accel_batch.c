@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Batches, fences and dma-bufs on accel:0, through the library:
+ * Batches, fences and dma-bufs on an accel device ($MXACCEL_E2E_DEVICE,
+ * accel:0 by default), through the library (exact kernels: AUTO on a
+ * conformance device, EMULATED on hardware):
  *
  *   - mxa_gemm_batch() of 1000 tiny random GEMMs (every element pair,
  *     plain and swizzled scales, fp32 and bf16 C, half accumulating, all
@@ -16,7 +18,9 @@
  *   - dma-buf: a buffer of one handle of accel:0 exported and imported by
  *     a second handle (mxa_device_open() twice) shows the same bytes both
  *     ways and serves as a GEMM operand and output there; the cpu refuses
- *     dma-bufs with -EOPNOTSUPP.
+ *     dma-bufs with -EOPNOTSUPP.  Buffers in device memory (a PCI device,
+ *     DRM_MXACCEL_PARAM_DEVICE_MEMORY) are never exported: there the
+ *     export is refused with -EOPNOTSUPP and the buffer stays usable.
  *
  * Exits 4 (skip) without an accel device.
  */
@@ -35,20 +39,25 @@
 
 static struct mxa_device *dev, *cpu;
 static unsigned int max_ops;
+static bool device_memory;
+/*
+ * Every result is compared byte for byte with the cpu's EMULATED one: AUTO
+ * on a conformance device (whose kernels are exact), EMULATED on hardware
+ * (whose AUTO picks its native kernels, within a bound, not exact).
+ */
+static enum mxa_pref pref = MXA_PREF_AUTO;
 
-/* The device's DRM_MXACCEL_PARAM_MAX_OPS, asked directly. */
-static unsigned int device_max_ops(void)
+/* A parameter of the device under test, asked directly; -1 if unknown. */
+static long long device_param(uint32_t param)
 {
-	struct drm_mxaccel_get_param gp = {
-		.param = DRM_MXACCEL_PARAM_MAX_OPS,
-	};
-	int fd = e2e_node_open(), ret;
+	struct drm_mxaccel_get_param gp = { .param = param };
+	int fd = e2e_device_node_open(), ret;
 
 	if (fd < 0)
-		return 0;
+		return -1;
 	ret = e2e_ioctl(fd, DRM_IOCTL_MXACCEL_GET_PARAM, &gp);
 	close(fd);
-	return ret ? 0 : (unsigned int)gp.value;
+	return ret ? -1 : (long long)gp.value;
 }
 
 /* --- many problems packed into shared buffers ------------------------------ */
@@ -219,7 +228,7 @@ static void test_batch(unsigned int count, bool exact_submits)
 		s0 = e2e_submits();
 		o0 = e2e_submitted_ops();
 		t0 = e2e_now_ns();
-		ret = mxa_gemm_batch(dev, p.ops, count, MXA_PREF_AUTO, NULL);
+		ret = mxa_gemm_batch(dev, p.ops, count, pref, NULL);
 		E2E_CHECK(!ret, "mxa_gemm_batch(%u): %s", count,
 			  mxa_strerror(ret));
 		e2e_note("batch of %u: %.2f ms, %llu SUBMIT(s) carrying %llu ops (MAX_OPS %u)",
@@ -296,7 +305,7 @@ static void test_order(void)
 		ops[i] = (struct mxa_gemm_op){ .a = &a[i], .b = &b[i], .c = &c,
 					       .flags = MXA_GEMM_ACCUMULATE };
 	}
-	E2E_CHECK_RET(mxa_gemm_batch(dev, ops, count, MXA_PREF_AUTO, NULL), 0);
+	E2E_CHECK_RET(mxa_gemm_batch(dev, ops, count, pref, NULL), 0);
 	E2E_CHECK(!mxa_buffer_read(c.buf, 0, got, sizeof(got)) &&
 		  !memcmp(want, got, sizeof(want)),
 		  "a chain of %u accumulating gemms differs from the cpu's",
@@ -331,7 +340,7 @@ static void test_async(void)
 	if (ret)
 		goto out;
 	/* The batch in flight, and nothing written until it signals. */
-	E2E_CHECK_RET(mxa_gemm_batch(dev, p.ops, 64, MXA_PREF_AUTO, &fb), 0);
+	E2E_CHECK_RET(mxa_gemm_batch(dev, p.ops, 64, pref, &fb), 0);
 	if (fb) {
 		ret = mxa_fence_wait(fb, 0);
 		E2E_CHECK(ret == 0 || ret == -ETIME, "poll: %d", ret);
@@ -352,7 +361,7 @@ static void test_async(void)
 	for (i = 0; i < N; i++)
 		E2E_CHECK_RET(mxa_gemm_async(dev, p.ops[i].a, p.ops[i].b,
 					     p.ops[i].c, p.ops[i].flags,
-					     MXA_PREF_AUTO, &f[i]), 0);
+					     pref, &f[i]), 0);
 	for (i = N; i-- > 0;) {
 		if (!f[i])
 			continue;
@@ -367,7 +376,7 @@ static void test_async(void)
 	for (i = 0; i < N; i++) {
 		f[0] = NULL;
 		E2E_CHECK_RET(mxa_gemm_async(dev, p.ops[i].a, p.ops[i].b,
-					     p.ops[i].c, 0, MXA_PREF_AUTO,
+					     p.ops[i].c, 0, pref,
 					     &f[0]), 0);
 		mxa_fence_free(f[0]);
 	}
@@ -375,6 +384,66 @@ static void test_async(void)
 out:
 	unpack(&p);
 	e2e_subtest("async: a batch and 8 gemms in flight, polled, waited out of order, freed while running");
+}
+
+/*
+ * Device memory is not exported (Documentation/driver.rst): the export is
+ * refused with -EOPNOTSUPP, the buffer keeps its bytes and still serves as
+ * a GEMM operand.
+ */
+static void test_dmabuf_refused(void)
+{
+	struct mxa_buffer *orig;
+	struct e2e_gemm g;
+	uint8_t *want, *got;
+	int fd = -1;
+
+	e2e_seed(0x646d61627566ull);
+	e2e_gemm_random(&g, 8, 8, 4);
+	g.flags = 0;
+	want = xcalloc(1, g.c_bytes);
+	got = xcalloc(1, g.c_bytes);
+	E2E_CHECK_RET(e2e_gemm_run(cpu, &g, MXA_PREF_EMULATED, want), 0);
+	orig = e2e_buffer(dev, g.a, g.a_bytes);
+	if (orig) {
+		E2E_CHECK_RET(mxa_buffer_export_dmabuf(orig, &fd), -EOPNOTSUPP);
+		E2E_CHECK(fd < 0, "a refused export returned fd %d", fd);
+		if (fd >= 0)
+			close(fd);
+		{
+			struct mxa_matrix a = {
+				.data = orig,
+				.scale = e2e_buffer(dev, g.as, g.as_bytes),
+				.elem = g.ea, .scale_layout = g.layout,
+				.rows = g.m, .cols = g.k,
+			};
+			struct mxa_matrix b = {
+				.data = e2e_buffer(dev, g.b, g.b_bytes),
+				.scale = e2e_buffer(dev, g.bs, g.bs_bytes),
+				.elem = g.eb, .scale_layout = g.layout,
+				.rows = g.n, .cols = g.k,
+			};
+			struct mxa_dense c = {
+				.buf = e2e_buffer(dev, NULL, g.c_bytes),
+				.dtype = g.dtype, .rows = g.m, .cols = g.n,
+			};
+
+			E2E_CHECK_RET(mxa_gemm(dev, &a, &b, &c, 0,
+					       pref), 0);
+			E2E_CHECK(!mxa_buffer_read(c.buf, 0, got, g.c_bytes) &&
+				  !memcmp(want, got, g.c_bytes),
+				  "a buffer whose export was refused gives another C");
+			mxa_buffer_free(a.scale);
+			mxa_buffer_free(b.data);
+			mxa_buffer_free(b.scale);
+			mxa_buffer_free(c.buf);
+		}
+	}
+	mxa_buffer_free(orig);
+	e2e_gemm_free(&g);
+	free(want);
+	free(got);
+	e2e_subtest("dma-buf: device memory is not exported (-EOPNOTSUPP); the buffer stays usable");
 }
 
 static void test_dmabuf(void)
@@ -400,7 +469,7 @@ static void test_dmabuf(void)
 	memcpy(bytes, g.a, g.a_bytes);
 	memcpy(bytes + g.a_bytes, g.as, g.as_bytes);
 	orig = e2e_buffer(dev, bytes, size);
-	E2E_CHECK_RET(mxa_device_open("accel:0", &dev2), 0);
+	E2E_CHECK_RET(mxa_device_open(e2e_device(), &dev2), 0);
 	if (!orig || !dev2)
 		goto out;
 	E2E_CHECK_RET(mxa_buffer_export_dmabuf(orig, &fd), 0);
@@ -449,10 +518,10 @@ static void test_dmabuf(void)
 		E2E_CHECK(b.data && b.scale && c2, "setup on the second handle");
 		if (b.data && b.scale && c2) {
 			E2E_CHECK_RET(mxa_gemm(dev2, &a, &b, &c, 0,
-					       MXA_PREF_AUTO), 0);
+					       pref), 0);
 			/* Buffers of the other handle are not this one's. */
 			E2E_CHECK_RET(mxa_gemm(dev, &a, &b, &c, 0,
-					       MXA_PREF_AUTO), -EXDEV);
+					       pref), -EXDEV);
 		}
 		E2E_CHECK(!mxa_buffer_read(c1, 0, got, g.c_bytes) &&
 			  !memcmp(want, got, g.c_bytes),
@@ -482,7 +551,7 @@ static void test_dmabuf(void)
 
 		memset(got, 0, g.c_bytes);
 		mxa_buffer_write(c1, 0, got, g.c_bytes);
-		E2E_CHECK_RET(mxa_gemm(dev, &a, &b, &c, 0, MXA_PREF_AUTO), 0);
+		E2E_CHECK_RET(mxa_gemm(dev, &a, &b, &c, 0, pref), 0);
 		E2E_CHECK(!mxa_buffer_read(c1, 0, got, g.c_bytes) &&
 			  !memcmp(want, got, g.c_bytes),
 			  "the first handle after the imports are gone");
@@ -520,7 +589,8 @@ out:
 	free(bytes);
 	free(want);
 	free(got);
-	e2e_subtest("dma-buf: exported by one handle of accel:0, imported by a second; same bytes, GEMM operands and output");
+	e2e_subtest("dma-buf: exported by one handle of %s, imported by a second; same bytes, GEMM operands and output",
+		    e2e_device());
 }
 
 /*
@@ -565,7 +635,7 @@ static void test_self_import(void)
 				.dtype = g.dtype, .rows = g.m, .cols = g.n,
 			};
 
-			ret = mxa_gemm(dev, &a, &b, &c, 0, MXA_PREF_AUTO);
+			ret = mxa_gemm(dev, &a, &b, &c, 0, pref);
 			if (!ret)
 				ret = mxa_buffer_read(c.buf, 0, got, g.c_bytes);
 			mxa_buffer_free(a.scale);
@@ -587,20 +657,39 @@ static void test_self_import(void)
 
 int main(void)
 {
-	dev = e2e_open("accel:0");
+	long long v;
+
+	dev = e2e_open(e2e_device());
 	cpu = e2e_open("cpu");
-	max_ops = device_max_ops();
-	if (!max_ops) {
+	v = device_param(DRM_MXACCEL_PARAM_MAX_OPS);
+	if (v <= 0) {
 		printf("Bail out! cannot read DRM_MXACCEL_PARAM_MAX_OPS\n");
 		return 1;
 	}
+	max_ops = (unsigned int)v;
+	{
+		struct mxa_device_info info = { .name = "?" };
+
+		if (!mxa_device_info(dev, &info) && !info.conformance)
+			pref = MXA_PREF_EMULATED;
+		e2e_note("%s (%s): GEMMs with preference %s", info.name,
+			 info.description, mxa_pref_name(pref));
+	}
+	/* Before version 3 there is no device memory (and no parameter). */
+	device_memory = device_param(DRM_MXACCEL_PARAM_DEVICE_MEMORY) > 0;
 	e2e_plan(6);
 	test_batch(BATCH, false);
 	test_batch(max_ops, true);
 	test_order();
 	test_async();
-	test_dmabuf();
-	test_self_import();
+	if (device_memory) {
+		test_dmabuf_refused();
+		e2e_subtest_skip("device memory has no dma-bufs",
+				 "a buffer stays usable after freeing its import into the same handle");
+	} else {
+		test_dmabuf();
+		test_self_import();
+	}
 	mxa_device_close(cpu);
 	mxa_device_close(dev);
 	return e2e_exit_status();

@@ -20,7 +20,9 @@
  * computes the right result.  Injection is restricted to call chains
  * through the driver's own code (failslab's stack filter set to mxaccel's
  * text) except for the import, whose allocations are the DRM core's on
- * our behalf.  Exits 4 (skip) without fault injection.
+ * our behalf.  Runs on $MXACCEL_E2E_DEVICE (accel:0 by default; on a PCI
+ * device its buffer objects are in device memory).  Exits 4 (skip)
+ * without fault injection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -351,7 +353,7 @@ int main(void)
 		printf("1..0 # SKIP no fault injection (CONFIG_FAULT_INJECTION)\n");
 		return E2E_SKIP;
 	}
-	x.fd = e2e_node_open();
+	x.fd = e2e_device_node_open();
 	if (x.fd < 0) {
 		printf("1..0 # SKIP no mxaccel device\n");
 		return E2E_SKIP;

@@ -168,8 +168,10 @@ done
 # device registers first), while the device is alive.
 run "e2e/device_vs_emulated (PCI engine)" env MXACCEL_ENGINE=hardware \
 	/payload/e2e/device_vs_emulated
-run "e2e/accel_two_procs (PCI engine)" env MXACCEL_E2E_DEVICE=accel:1 \
-	/payload/e2e/accel_two_procs
+for t in accel_batch accel_errors accel_two_procs failnth_sweep; do
+	run "e2e/$t (PCI engine)" env MXACCEL_E2E_DEVICE=accel:1 \
+		"/payload/e2e/$t"
+done
 cd /payload/libtests
 for t in test_*; do
 	run "lib/$t on accel:1 (PCI engine)" env MXACCEL_TEST_DEVICE=accel:1 "./$t"

@@ -68,6 +68,18 @@ void e2e_subtest(const char *fmt, ...)
 	subtest_failures = 0;
 }
 
+void e2e_subtest_skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %u - ", ++subtests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
+	fflush(stdout);
+}
+
 void e2e_subtest_todo(const char *todo, const char *fmt, ...)
 {
 	va_list ap;

@@ -36,6 +36,9 @@ void e2e_subtest(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void e2e_subtest_todo(const char *todo, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A subtest that does not apply here: "ok N - name # SKIP why". */
+void e2e_subtest_skip(const char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* 0 if nothing failed, else 1. */
 int e2e_exit_status(void);
 
