@@ -61,15 +61,20 @@ static int pack_budget_from_env(size_t *budget)
 static void describe(struct mxa_device *dev)
 {
 	struct cpu_device *cd = cpu_dev(dev);
+	const char *amx = cpu_isa_amx_unused();
+	char why[200] = "";
 
+	/* Say why the matrix unit sits idle where the CPU has one. */
+	if (amx && cd->isa->level < CPU_ISA_AMX)
+		snprintf(why, sizeof(why), "; amx unused: %s", amx);
 	mxa__strlcpy(dev->info.name, "cpu", sizeof(dev->info.name));
 	mxa__strlcpy(dev->info.backend, "cpu", sizeof(dev->info.backend));
 	snprintf(dev->info.description, sizeof(dev->info.description),
-		 "host CPU, %u of %u online CPUs, ISA %s (%s): GEMM microkernels %s (bf16 panels) and %s (int8 panels), %s quantization",
+		 "host CPU, %u of %u online CPUs, ISA %s (%s): GEMM microkernels %s (most pairs) and %s (e2m1/e2m3 pairs), %s quantization%s",
 		 cd->threads, cpu_online(), cd->isa->name,
 		 cd->isa_forced ? "forced by MXACCEL_CPU_ISA" : "cpuid",
 		 cd->isa->uk_bf16->insn, cd->isa->uk_i8->insn,
-		 cd->isa->quant->name);
+		 cd->isa->quant->name, why);
 	dev->info.threads = cd->threads;
 	dev->info.host_visible = 1;
 	dev->info.conformance = 0;

@@ -160,6 +160,21 @@ static void gemm_free(struct gemm *g)
 	free(g->ws);
 }
 
+/* One panel of the stripe's K range, with the kernel's packer if it has one. */
+static void pack(const struct gemm *g, const struct mxa_matrix *m,
+		 bool b_side, uint32_t row0, unsigned int w, uint32_t *words,
+		 float *meta, uint8_t *nan_rows)
+{
+	const struct cpu_ukernel *uk = g->uk;
+
+	if (uk->pack)
+		uk->pack(m, b_side, row0, w, g->kb0, g->kbcur, words, meta,
+			 nan_rows);
+	else
+		cpu_pack_panel(m, uk->panel, b_side, row0, w, g->kb0,
+			       g->kbcur, words, meta, nan_rows);
+}
+
 static void pack_task(void *arg, unsigned int task, unsigned int worker)
 {
 	struct gemm *g = arg;
@@ -170,18 +185,14 @@ static void pack_task(void *arg, unsigned int task, unsigned int worker)
 	(void)worker;
 	if (g->pack_a && task < g->panels_a) {
 		p = task;
-		cpu_pack_panel(&g->job->a, uk->panel, false, g->i0 + p * uk->mr,
-			       uk->mr, g->kb0, g->kbcur,
-			       g->pa + p * g->pa_words,
-			       g->ma + p * g->ma_floats,
-			       g->nan_a + g->i0 + p * uk->mr);
+		pack(g, &g->job->a, false, g->i0 + p * uk->mr, uk->mr,
+		     g->pa + p * g->pa_words, g->ma + p * g->ma_floats,
+		     g->nan_a + g->i0 + p * uk->mr);
 	} else {
 		p = task - (g->pack_a ? g->panels_a : 0);
-		cpu_pack_panel(&g->job->b, uk->panel, true, g->j0 + p * uk->nr,
-			       uk->nr, g->kb0, g->kbcur,
-			       g->pb + p * g->pb_words,
-			       g->mb + p * g->mb_floats,
-			       g->nan_b + g->j0 + p * uk->nr);
+		pack(g, &g->job->b, true, g->j0 + p * uk->nr, uk->nr,
+		     g->pb + p * g->pb_words, g->mb + p * g->mb_floats,
+		     g->nan_b + g->j0 + p * uk->nr);
 	}
 	cpu_fpenv_leave(saved);
 }
@@ -306,6 +317,8 @@ static void tile_task(void *arg, unsigned int task, unsigned int worker)
 		acc = g->tiles + (size_t)worker * uk->mc * uk->nc;
 		ld = uk->nc;
 	}
+	if (uk->task_begin)
+		uk->task_begin();
 	for (kc = 0; kc < g->kbcur; kc += uk->kcb) {
 		unsigned int n = min_u32(uk->kcb, g->kbcur - kc);
 		bool add = kc > 0 || !g->first_k;
@@ -325,6 +338,8 @@ static void tile_task(void *arg, unsigned int task, unsigned int worker)
 			}
 		}
 	}
+	if (uk->task_end)
+		uk->task_end();
 	if (g->last_k)
 		store_tile(g, g->i0 + r0, g->j0 + c0, mc, nc, acc, ld);
 	cpu_fpenv_leave(saved);

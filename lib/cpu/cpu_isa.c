@@ -5,6 +5,7 @@
  * device with $MXACCEL_CPU_ISA.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #define CPU_X86 1
 #else
 #define CPU_X86 0
@@ -50,6 +53,19 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.uk_i8 = &cpu_uk_avx512_vnni,
 	.quant = &cpu_quant_avx512,
 };
+
+/*
+ * Tile multiplies for every pair: e2m1 and e2m3 values are exact in
+ * bf16 too, so their int8 panels give way to the bf16 tiles, which run
+ * at the rate of the int8 ones for one block of K per instruction.
+ */
+static const struct cpu_isa isa_amx = {
+	.level = CPU_ISA_AMX,
+	.name = "amx",
+	.uk_bf16 = &cpu_uk_amx_bf16,
+	.uk_i8 = &cpu_uk_amx_bf16,
+	.quant = &cpu_quant_avx512,
+};
 #endif
 
 /* Indexed by enum cpu_isa_level; NULL where this build has no kernels. */
@@ -59,8 +75,9 @@ static const struct cpu_isa *const isas[] = {
 	[CPU_ISA_AVX2] = &isa_avx2,
 	[CPU_ISA_AVX512VNNI] = &isa_avx512vnni,
 	[CPU_ISA_AVX512BF16] = &isa_avx512bf16,
+	[CPU_ISA_AMX] = &isa_amx,
 #else
-	[CPU_ISA_AVX512BF16] = NULL,
+	[CPU_ISA_AMX] = NULL,
 #endif
 };
 
@@ -72,6 +89,7 @@ static const char *const level_names[] = {
 	[CPU_ISA_AVX2] = "avx2",
 	[CPU_ISA_AVX512VNNI] = "avx512vnni",
 	[CPU_ISA_AVX512BF16] = "avx512bf16",
+	[CPU_ISA_AMX] = "amx",
 };
 
 _Static_assert(MXA_ARRAY_SIZE(level_names) == CPU_ISA_COUNT,
@@ -80,6 +98,8 @@ _Static_assert(MXA_ARRAY_SIZE(level_names) == CPU_ISA_COUNT,
 /* The best level the CPU runs, and the one a device gets by default. */
 static enum cpu_isa_level detected, preferred;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+/* Why not amx (cpu_isa_amx_unused()); empty when amx runs. */
+static char amx_unused[160];
 
 #if CPU_X86
 /* cpuid bits (Intel SDM vol. 2A, CPUID), spelled out for old headers. */
@@ -93,9 +113,19 @@ static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 #define L7_EBX_AVX512VL		(1u << 31)
 #define L7_ECX_AVX512VNNI	(1u << 11)
 #define L71_EAX_AVX512BF16	(1u << 5)
-/* XCR0: SSE and AVX state; opmask, ZMM0-15 upper halves, ZMM16-31. */
+#define L7_EDX_AMX_BF16		(1u << 22)
+#define L7_EDX_AMX_TILE		(1u << 24)
+#define L7_EDX_AMX_INT8		(1u << 25)
+/*
+ * XCR0: SSE and AVX state; opmask, ZMM0-15 upper halves, ZMM16-31;
+ * XTILECFG and XTILEDATA (bits 17, 18).
+ */
 #define XCR0_AVX		0x06u
 #define XCR0_AVX512		0xe6u
+#define XCR0_AMX		0x60000u
+/* Linux's arch_prctl(2) request and the tile data's state component. */
+#define ARCH_REQ_XCOMP_PERM	0x1023
+#define XFEATURE_XTILEDATA	18
 
 static uint32_t xcr0(void)
 {
@@ -133,6 +163,42 @@ static enum cpu_isa_level detect_x86(void)
 }
 
 /*
+ * AMX on top of avx512bf16: the three cpuid bits, tile state enabled in
+ * XCR0 by the OS, and the process's permission to use tile data, which
+ * Linux (5.16 and later) grants on request; the request is made here,
+ * once per process, and is refused on older kernels or under a seccomp
+ * policy.  On AMD (no AMX) the cpuid bits are clear.
+ */
+static bool amx_usable(void)
+{
+	unsigned int a, b, c, d = 0;
+	long ret;
+
+	if (__get_cpuid_max(0, NULL) >= 7)
+		__cpuid_count(7, 0, a, b, c, d);
+	if ((d & (L7_EDX_AMX_BF16 | L7_EDX_AMX_TILE | L7_EDX_AMX_INT8)) !=
+	    (L7_EDX_AMX_BF16 | L7_EDX_AMX_TILE | L7_EDX_AMX_INT8)) {
+		snprintf(amx_unused, sizeof(amx_unused),
+			 "the CPU has no AMX-TILE/BF16/INT8");
+		return false;
+	}
+	if ((xcr0() & XCR0_AMX) != XCR0_AMX) {
+		snprintf(amx_unused, sizeof(amx_unused),
+			 "the OS does not enable tile state (XCR0 0x%x)",
+			 xcr0());
+		return false;
+	}
+	ret = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA);
+	if (ret) {
+		snprintf(amx_unused, sizeof(amx_unused),
+			 "arch_prctl(ARCH_REQ_XCOMP_PERM) refused: %s",
+			 strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
  * Intel's cores (Cooper Lake, Sapphire and Emerald Rapids) issue
  * vdpbf16ps on one port, at half the rate of vfmadd231ps on two: there
  * the FMA kernel of the avx512vnni level is the faster one for bf16
@@ -154,8 +220,14 @@ static void detect(void)
 {
 #if CPU_X86
 	detected = detect_x86();
+	if (detected == CPU_ISA_AVX512BF16 && amx_usable())
+		detected = CPU_ISA_AMX;
+	else if (detected < CPU_ISA_AVX512BF16)
+		snprintf(amx_unused, sizeof(amx_unused),
+			 "the CPU (or OS) has no AVX-512 BF16, so no AMX");
 #else
 	detected = CPU_ISA_REF;
+	snprintf(amx_unused, sizeof(amx_unused), "not an x86-64 build");
 #endif
 	while (!isas[detected])
 		detected--;
@@ -164,6 +236,15 @@ static void detect(void)
 	if (preferred == CPU_ISA_AVX512BF16 && bf16dot_is_slow())
 		preferred = CPU_ISA_AVX512VNNI;
 #endif
+	if (amx_unused[0])
+		mxa__dbg("cpu: amx level not used: %s; best level %s",
+			 amx_unused, level_names[detected]);
+}
+
+const char *cpu_isa_amx_unused(void)
+{
+	pthread_once(&detect_once, detect);
+	return amx_unused[0] ? amx_unused : NULL;
 }
 
 int cpu_isa_select(const struct cpu_isa **out, bool *forced)
@@ -180,6 +261,10 @@ int cpu_isa_select(const struct cpu_isa **out, bool *forced)
 	for (l = 0; l < CPU_ISA_COUNT; l++) {
 		if (strcmp(s, level_names[l]))
 			continue;
+		if (l == CPU_ISA_AMX && amx_unused[0])
+			return mxa__err(-EOPNOTSUPP,
+					"MXACCEL_CPU_ISA=amx: %s; the best here is %s",
+					amx_unused, level_names[detected]);
 		if (l > detected || !isas[l])
 			return mxa__err(-EOPNOTSUPP,
 					"MXACCEL_CPU_ISA=%s: this CPU (or build) lacks it; the best here is %s",
@@ -188,7 +273,7 @@ int cpu_isa_select(const struct cpu_isa **out, bool *forced)
 		return 0;
 	}
 	return mxa__err(-EINVAL,
-			"MXACCEL_CPU_ISA='%s' is not one of auto, ref, avx2, avx512vnni, avx512bf16",
+			"MXACCEL_CPU_ISA='%s' is not one of auto, ref, avx2, avx512vnni, avx512bf16, amx",
 			s);
 }
 

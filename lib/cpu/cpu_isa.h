@@ -18,6 +18,7 @@ enum cpu_isa_level {
 	CPU_ISA_AVX2,		/* AVX2 + FMA */
 	CPU_ISA_AVX512VNNI,	/* AVX-512 F/BW/VL/DQ + VNNI */
 	CPU_ISA_AVX512BF16,	/* ... + AVX512_BF16 */
+	CPU_ISA_AMX,		/* ... + AMX-TILE/BF16/INT8, XTILEDATA granted */
 	CPU_ISA_COUNT,
 };
 
@@ -37,6 +38,14 @@ struct cpu_isa {
  * lacks.  *forced says whether the variable chose it.
  */
 int cpu_isa_select(const struct cpu_isa **out, bool *forced);
+
+/*
+ * Why this process does not run the amx level (no AMX in cpuid, the OS
+ * does not save tile state, or arch_prctl(ARCH_REQ_XCOMP_PERM) refused
+ * the tile data), or NULL when it does.  Detection, and the permission
+ * request, happen once per process.
+ */
+const char *cpu_isa_amx_unused(void);
 
 /* The microkernel for an element pair: int8 panels for e2m1/e2m3 only. */
 const struct cpu_ukernel *cpu_isa_ukernel(const struct cpu_isa *isa,

@@ -55,6 +55,12 @@ static void build_tables(void)
 	}
 }
 
+const uint16_t *cpu_pack_bf16_values(enum mxcore_elem elem)
+{
+	pthread_once(&tables_once, build_tables);
+	return bf16_of[elem];
+}
+
 static void pack_pad_row(enum cpu_panel fmt, unsigned int r, unsigned int w,
 			 unsigned int kblocks, unsigned int mw,
 			 uint32_t *words, float *meta)

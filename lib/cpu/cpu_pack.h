@@ -27,4 +27,11 @@ void cpu_pack_panel(const struct mxa_matrix *m, enum cpu_panel fmt,
 		    unsigned int kblocks, uint32_t *words, float *meta,
 		    uint8_t *nan_rows);
 
+/*
+ * The bf16 value of every byte as a code of elem (bits above the code
+ * ignored; NaN codes give 0x7fc0, Inf codes +-Inf): 256 entries, for
+ * packers of other panel formats.
+ */
+const uint16_t *cpu_pack_bf16_values(enum mxcore_elem elem);
+
 #endif /* MXA_CPU_PACK_H */

@@ -28,6 +28,27 @@
  *                   multiply), and A's meta carries the correction
  *                   -64 * sum_k a_k per block, so t = (integer dot) + corr
  *                   is exact.
+ *   CPU_PANEL_AMX_BF16  bf16 pairs as in CPU_PANEL_BF16, laid out as AMX
+ *                   tiles of 16 rows x 16 words (1 KiB) per block, two
+ *                   per panel (W = 32): A's tile t holds rows 16t..16t+15,
+ *                   word (r, p) at [t * 256 + r * 16 + p] (a row's block
+ *                   is one 64-byte tile row); B's tile t holds columns
+ *                   16t..16t+15, word (p, j) at [t * 256 + p * 16 + j]
+ *                   (AMX's pair-interleaved B).  Elements may carry part
+ *                   of their scale ("folded", below).
+ *
+ * Folding (CPU_PANEL_AMX_BF16 only).  The packer cuts K into groups of
+ * kcb blocks, aligned where the call starts (what the framework hands
+ * one microkernel call).  Where the exponents of a row's blocks in a
+ * group (all-zero and NaN-scale blocks ignored) span at most
+ * AMX_FOLD_SPREAD (kernels/amx/amx.h), it multiplies each element by
+ * 2^(s - max s) and gives every block of the group the exponent
+ * max s - 127; elsewhere elements are the plain values and exponents are
+ * per block.  Either way the value the contract below computes is
+ * unchanged, every folded element is 0, Inf, NaN or at least 2^-63 in
+ * magnitude, and every product of two is 0 or an fp32 normal.  A kernel
+ * whose call sees one exponent per row of A and per row of B across its
+ * blocks may sum all blocks' products in fp32 before scaling once.
  *
  * Meta (floats, per block): ea holds MR exponents, followed for
  * CPU_PANEL_I8 by MR corrections; eb holds NR exponents.  An exponent is
@@ -41,7 +62,15 @@
  * Error: each block sum t is exact (CPU_PANEL_I8) or rounded at most 31
  * times (CPU_PANEL_BF16, fp32 accumulation of exact products); scaling is
  * exact outside the subnormal range; the caller adds blocks to c in fp32.
+ * A CPU_PANEL_AMX_BF16 kernel summing a folded call's 32 * kblocks
+ * products in fp32 and scaling once makes at most as many roundings per
+ * output (32 * kblocks - 1, then one to add to c).
  * Documentation/numerics.rst turns this into each kernel's bound.
+ *
+ * Optional hooks: pack replaces cpu_pack_panel() for the kernel's panel
+ * format (same arguments, cpu_pack.h); task_begin and task_end run on
+ * the thread before and after a task's microkernel calls (AMX loads its
+ * tile configuration and releases the tiles there).
  */
 #ifndef MXA_CPU_UKERNEL_H
 #define MXA_CPU_UKERNEL_H
@@ -53,6 +82,7 @@
 enum cpu_panel {
 	CPU_PANEL_BF16,
 	CPU_PANEL_I8,
+	CPU_PANEL_AMX_BF16,
 };
 
 /* 32-bit words per row per block, and the B-side offset of int8 panels. */
@@ -63,6 +93,13 @@ typedef void cpu_ukernel_fn(unsigned int kblocks, const uint32_t *a,
 			    const float *ea, const uint32_t *b,
 			    const float *eb, float *c, size_t ldc, bool add);
 
+struct mxa_matrix;
+
+typedef void cpu_pack_fn(const struct mxa_matrix *m, bool b_side,
+			 uint32_t row0, unsigned int w, uint32_t kb0,
+			 unsigned int kblocks, uint32_t *words, float *meta,
+			 uint8_t *nan_rows);
+
 struct cpu_ukernel {
 	const char *name;	/* e.g. "avx512-bf16dot" */
 	const char *insn;	/* what does the work, for descriptions */
@@ -71,6 +108,9 @@ struct cpu_ukernel {
 	unsigned int mc, nc;	/* cache tile, multiples of mr and nr */
 	unsigned int kcb;	/* blocks per call */
 	cpu_ukernel_fn *run;
+	cpu_pack_fn *pack;		/* NULL: cpu_pack_panel() */
+	void (*task_begin)(void);	/* NULL: nothing to do */
+	void (*task_end)(void);
 };
 
 /* The kernels of lib/cpu/kernels/; x86 ones exist only on x86-64. */
@@ -81,5 +121,6 @@ extern const struct cpu_ukernel cpu_uk_avx2_i8;
 extern const struct cpu_ukernel cpu_uk_avx512_fma;
 extern const struct cpu_ukernel cpu_uk_avx512_bf16dot;
 extern const struct cpu_ukernel cpu_uk_avx512_vnni;
+extern const struct cpu_ukernel cpu_uk_amx_bf16;
 
 #endif /* MXA_CPU_UKERNEL_H */

@@ -16,6 +16,12 @@
  * - The error bounds and special values of every level: test_native_bound
  *   and test_special (beside this program) run once per level, with
  *   $MXACCEL_CPU_ISA set.
+ * - The amx level's fallback: this program runs itself again in a child
+ *   whose seccomp filter makes arch_prctl(ARCH_REQ_XCOMP_PERM) fail with
+ *   EPERM, as a kernel or sandbox refusing the tile data would; there the
+ *   default level must be the next one, the device description must say
+ *   why, and MXACCEL_CPU_ISA=amx must fail with -EOPNOTSUPP.  On a CPU
+ *   without AMX, MXACCEL_CPU_ISA=amx must fail the same way.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,13 +31,21 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
 
 #include "testlib.h"
 
-#define MAX_LEVELS 4
+#define MAX_LEVELS 5
 
 static const char *const level_names[MAX_LEVELS] = {
-	"ref", "avx2", "avx512vnni", "avx512bf16",
+	"ref", "avx2", "avx512vnni", "avx512bf16", "amx",
 };
 
 static const char *isas[MAX_LEVELS];
@@ -166,6 +180,110 @@ static void test_selection(void)
 		      info.description);
 		mxa_device_close(dev);
 	}
+}
+
+/* --- amx refused ------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+
+/*
+ * From now on, in this process and what it executes, the tile data
+ * permission request fails with EPERM; every other system call runs.
+ */
+static int refuse_xcomp_perm(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_arch_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_REQ_XCOMP_PERM, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = TEST_ARRAY_SIZE(f), .filter = f,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
+}
+
+/* The child's side (argv[1] "--amx-refused"), with the filter in place. */
+static int amx_refused_child(void)
+{
+	struct mxa_device_info info;
+	struct mxa_device *dev = NULL;
+
+	CHECK(syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM,
+		      XFEATURE_XTILEDATA) == -1 && errno == EPERM,
+	      "the seccomp filter does not refuse ARCH_REQ_XCOMP_PERM");
+	unsetenv("MXACCEL_CPU_ISA");
+	CHECK_RET(mxa_device_open("cpu", &dev), 0);
+	if (dev) {
+		CHECK_RET(mxa_device_info(dev, &info), 0);
+		printf("permission refused: %s\n", info.description);
+		CHECK(!strstr(info.description, "ISA amx"),
+		      "permission refused, yet the level is amx: %s",
+		      info.description);
+		CHECK(strstr(info.description,
+			     "amx unused: arch_prctl(ARCH_REQ_XCOMP_PERM) refused"),
+		      "the description does not say why amx is unused: %s",
+		      info.description);
+		mxa_device_close(dev);
+	}
+	setenv("MXACCEL_CPU_ISA", "amx", 1);
+	dev = NULL;
+	CHECK_RET(mxa_device_open("cpu", &dev), -EOPNOTSUPP);
+	CHECK(!dev, "MXACCEL_CPU_ISA=amx opened a device without permission");
+	return test_finish();
+}
+
+/* Run this program again, refused, and expect the child to pass. */
+static void test_amx_refused(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (refuse_xcomp_perm()) {
+			fprintf(stderr, "seccomp: %s\n", strerror(errno));
+			_exit(2);
+		}
+		execl("/proc/self/exe", "test_cpu_isa", "--amx-refused",
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the amx fallback under a refused permission: status 0x%x",
+	      status);
+}
+#endif
+
+/* Where amx is not among the levels, forcing it fails loudly. */
+static void test_amx_absent(void)
+{
+	struct mxa_device *dev = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n_isas; i++)
+		if (!strcmp(isas[i], "amx"))
+			return;
+	CHECK_RET(open_level_ret("amx", &dev), -EOPNOTSUPP);
+	CHECK(!dev, "MXACCEL_CPU_ISA=amx opened a device on a CPU without it");
 }
 
 /* --- data ----------------------------------------------------------------- */
@@ -578,15 +696,27 @@ static void test_gemm_invariance(const char *isa)
 	free(got);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct mxa_device *ref, *dev;
 	unsigned int i;
 
+#if defined(__x86_64__)
+	if (argc == 2 && !strcmp(argv[1], "--amx-refused"))
+		return amx_refused_child();
+#endif
+	(void)argc;
+	(void)argv;
 	test_seed(0x697361ull);
 	/* This test names the levels itself; the caller's choice is kept. */
 	n_isas = test_cpu_isas(isas);
 	test_selection();
+	test_amx_absent();
+#if defined(__x86_64__)
+	for (i = 0; i < n_isas; i++)
+		if (!strcmp(isas[i], "amx"))
+			test_amx_refused();
+#endif
 	ref = test_open_cpu_isa("ref");
 	for (i = 0; i < n_isas; i++) {
 		dev = test_open_cpu_isa(isas[i]);

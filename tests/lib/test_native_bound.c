@@ -167,13 +167,15 @@ static enum mxa_support support(enum mxa_elem ea, enum mxa_elem eb,
 
 /*
  * Pairs the cpu device runs on int8 panels, whose block sums are exact:
- * their bound is tighter.
+ * their bound is tighter.  The amx level runs them on bf16 tiles, with
+ * the bound of every other pair.
  */
 static bool cpu_int8_pair(enum mxa_elem a, enum mxa_elem b)
 {
 	struct mxa_device_info info;
 
-	if (mxa_device_info(dev, &info) || strcmp(info.backend, "cpu"))
+	if (mxa_device_info(dev, &info) || strcmp(info.backend, "cpu") ||
+	    strstr(info.description, "ISA amx "))
 		return false;
 	return (a == MXA_ELEM_E2M1 || a == MXA_ELEM_E2M3) &&
 	       (b == MXA_ELEM_E2M1 || b == MXA_ELEM_E2M3);
