@@ -194,8 +194,10 @@ CLI_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
 	$(filter-out tools/demo.c,$(wildcard tools/*.c)))
 
 # The CLI alone links OpenBLAS: `mxaccel bench` measures SGEMM beside the
-# library's GEMM.  The library never depends on it.
-CLI_LIBS := -lopenblas
+# library's GEMM.  The library never depends on it.  Likewise oneDNN
+# (libdnnl-dev, OpenMP build) where its header is installed; without it
+# the bench says "oneDNN not available" (tools/bench_dnnl.c).
+CLI_LIBS := -lopenblas $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),-ldnnl -lgomp)
 
 $(CLI): $(CLI_OBJS) $(SHLIB)
 	@mkdir -p $(dir $@)

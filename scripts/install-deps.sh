@@ -4,7 +4,7 @@
 # Install the Debian packages the build and the tests need, when missing.
 # Only root can install; anyone else gets the list of what is missing.
 set -eu
-pkgs="gcc make libc6-dev binutils coreutils python3 pkg-config libdrm-dev libopenblas-dev"
+pkgs="gcc make libc6-dev binutils coreutils python3 pkg-config libdrm-dev libopenblas-dev libdnnl-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

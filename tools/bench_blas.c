@@ -5,6 +5,7 @@
  * mxaccel CLI links OpenBLAS; the library never does.
  */
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,16 @@ void bench_blas_force_avx512(int argc, char **argv)
 	char **nargv;
 	int i;
 
+	bool core, omp;
+
 	__builtin_cpu_init();
-	if (getenv("OPENBLAS_CORETYPE") || !__builtin_cpu_supports("avx512f"))
+	core = !getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f");
+	/*
+	 * oneDNN's OpenMP threads spin after each matmul by default, taking
+	 * the cores from the kernel timed next: make them sleep.
+	 */
+	omp = !getenv("OMP_WAIT_POLICY");
+	if (!core && !omp)
 		return;
 	nargv = calloc((size_t)argc + 2, sizeof(*nargv));
 	if (!nargv)
@@ -28,11 +37,17 @@ void bench_blas_force_avx512(int argc, char **argv)
 	nargv[0] = "mxaccel";
 	for (i = 0; i < argc; i++)
 		nargv[i + 1] = argv[i];
-	setenv("OPENBLAS_CORETYPE", BENCH_BLAS_CORE, 1);
+	if (core)
+		setenv("OPENBLAS_CORETYPE", BENCH_BLAS_CORE, 1);
+	if (omp)
+		setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
 	fflush(NULL);
 	execv("/proc/self/exe", nargv);
-	/* Could not re-execute: measure with the core OpenBLAS chose. */
-	unsetenv("OPENBLAS_CORETYPE");
+	/* Could not re-execute: measure with what the libraries chose. */
+	if (core)
+		unsetenv("OPENBLAS_CORETYPE");
+	if (omp)
+		unsetenv("OMP_WAIT_POLICY");
 	free(nargv);
 }
 

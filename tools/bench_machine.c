@@ -3,9 +3,14 @@
  * What the machine can do, measured in the run that uses it: peak rates of
  * the instructions the GEMM kernels are built on, and memcpy bandwidth.
  * The peak loops are assembler (12 independent accumulators, zeroed so no
- * operand is ever subnormal), run by every thread at once.
+ * operand is ever subnormal; 4 accumulator tiles for AMX), run by every
+ * thread at once.
  */
+#include <cpuid.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +26,8 @@ enum peak_kind {
 	PEAK_FMA256,
 	PEAK_BF16,
 	PEAK_INT8,
+	PEAK_AMX_BF16,
+	PEAK_AMX_INT8,
 };
 
 /* Multiply-adds of one instruction, times 2. */
@@ -29,7 +36,55 @@ static const double flops_per_insn[] = {
 	[PEAK_FMA256] = 16,
 	[PEAK_BF16] = 64,
 	[PEAK_INT8] = 128,
+	[PEAK_AMX_BF16] = 16 * 16 * 32 * 2,
+	[PEAK_AMX_INT8] = 16 * 16 * 64 * 2,
 };
+
+/* A tile instruction takes 16 cycles where a zmm one takes 1 or 2. */
+#define PEAK_AMX_DIV 16
+
+/* Eight tiles of 16 rows x 64 bytes; see lib/cpu/kernels/amx/amx.h. */
+struct amx_tilecfg {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+} __attribute__((aligned(64)));
+
+static const struct amx_tilecfg amx_cfg = {
+	.palette = 1,
+	.colsb = { 64, 64, 64, 64, 64, 64, 64, 64 },
+	.rows = { 16, 16, 16, 16, 16, 16, 16, 16 },
+};
+
+#define T12(insn) \
+	insn " %%tmm6, %%tmm4, %%tmm0\n\t" insn " %%tmm7, %%tmm4, %%tmm1\n\t" \
+	insn " %%tmm6, %%tmm5, %%tmm2\n\t" insn " %%tmm7, %%tmm5, %%tmm3\n\t" \
+	insn " %%tmm6, %%tmm4, %%tmm0\n\t" insn " %%tmm7, %%tmm4, %%tmm1\n\t" \
+	insn " %%tmm6, %%tmm5, %%tmm2\n\t" insn " %%tmm7, %%tmm5, %%tmm3\n\t" \
+	insn " %%tmm6, %%tmm4, %%tmm0\n\t" insn " %%tmm7, %%tmm4, %%tmm1\n\t" \
+	insn " %%tmm6, %%tmm5, %%tmm2\n\t" insn " %%tmm7, %%tmm5, %%tmm3\n\t"
+
+#define ZERO_TMM \
+	"ldtilecfg %1\n\t" \
+	"tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\t" \
+	"tilezero %%tmm3\n\ttilezero %%tmm4\n\ttilezero %%tmm5\n\t" \
+	"tilezero %%tmm6\n\ttilezero %%tmm7\n\t"
+
+/*
+ * The CPU has AMX-TILE/BF16/INT8 and this process may use tile data
+ * (Linux grants it on request; the library asks the same way).
+ */
+static bool amx_usable(void)
+{
+	unsigned int a, b, c, d = 0;
+
+	if (__get_cpuid_max(0, NULL) >= 7)
+		__cpuid_count(7, 0, a, b, c, d);
+	if ((d & 0x3400000u) != 0x3400000u)	/* bits 22, 24, 25 */
+		return false;
+	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+		       18 /* XTILEDATA */) == 0;
+}
 
 #define X12(insn) \
 	insn " %%zmm12, %%zmm13, %%zmm0\n\t" insn " %%zmm12, %%zmm13, %%zmm1\n\t" \
@@ -84,6 +139,16 @@ static void run_kind(enum peak_kind kind, long n)
 		__asm__ volatile(ZERO_ZMM "1:\n\t" X12("vpdpbusd")
 				 "dec %0\n\tjnz 1b\n\tvzeroupper"
 				 : "+r"(n) : : CLOBBERS);
+		break;
+	case PEAK_AMX_BF16:
+		__asm__ volatile(ZERO_TMM "1:\n\t" T12("tdpbf16ps")
+				 "dec %0\n\tjnz 1b\n\ttilerelease"
+				 : "+r"(n) : "m"(amx_cfg) : "cc");
+		break;
+	case PEAK_AMX_INT8:
+		__asm__ volatile(ZERO_TMM "1:\n\t" T12("tdpbssd")
+				 "dec %0\n\tjnz 1b\n\ttilerelease"
+				 : "+r"(n) : "m"(amx_cfg) : "cc");
 		break;
 	}
 }
@@ -192,6 +257,14 @@ static void peaks_run(struct bench_peaks *p, long iters, unsigned int repeat)
 		r = measure(PEAK_INT8, p->threads, iters, repeat);
 		p->int8 = r > p->int8 ? r : p->int8;
 	}
+	if (p->amx) {
+		r = measure(PEAK_AMX_BF16, p->threads, iters / PEAK_AMX_DIV,
+			    repeat);
+		p->amx_bf16 = r > p->amx_bf16 ? r : p->amx_bf16;
+		r = measure(PEAK_AMX_INT8, p->threads, iters / PEAK_AMX_DIV,
+			    repeat);
+		p->amx_int8 = r > p->amx_int8 ? r : p->amx_int8;
+	}
 }
 
 void bench_peaks(unsigned int threads, struct bench_peaks *out)
@@ -203,6 +276,7 @@ void bench_peaks(unsigned int threads, struct bench_peaks *out)
 		out->fma_insn = "vfmadd231ps zmm";
 	else if (__builtin_cpu_supports("fma"))
 		out->fma_insn = "vfmadd231ps ymm";
+	out->amx = amx_usable();
 	peaks_run(out, PEAK_ITERS, PEAK_REPEAT);
 }
 

@@ -2,9 +2,11 @@
 /*
  * mxaccel bench: time GEMM and quantization on random data (fixed seed, so
  * runs are comparable) against peers measured in the same run: OpenBLAS
- * SGEMM on the same matrices dequantized to fp32, memcpy of the
- * quantization input, and the machine's peak FMA, BF16-dot and int8-dot
- * rates (bench_machine.c, bench_blas.c).
+ * SGEMM on the same matrices dequantized to fp32, oneDNN's bf16 and s8
+ * matmul on them (AMX where the CPU has it), memcpy of the quantization
+ * input (and of B for small-M GEMM, which streams B), and the machine's
+ * peak FMA, BF16-dot, int8-dot and AMX tile rates (bench_machine.c,
+ * bench_blas.c, bench_dnnl.c).
  *
  * A measurement and its peers (for GEMM, SGEMM and short runs of the
  * peak loops) are timed alternately, run by run, after one warm-up run
@@ -63,6 +65,7 @@ struct bench_ctx {
 	struct bench_peaks peaks;
 	const char *blas_core;
 	bool blas_forced;
+	bool amx_isa;			/* the cpu device runs its amx level */
 };
 
 /* --- measuring ------------------------------------------------------------ */
@@ -96,6 +99,8 @@ static void summarize(struct bench_fn *f, unsigned int n)
 	f->t->best = f->samples[0];
 	f->t->median = n % 2 ? f->samples[n / 2] :
 		       (f->samples[n / 2 - 1] + f->samples[n / 2]) / 2;
+	f->t->q1 = f->samples[n / 4];
+	f->t->q3 = f->samples[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1];
 	f->t->runs = n;
 }
 
@@ -286,17 +291,26 @@ static void json_times(struct cli_json *j, const struct bench_times *t,
 
 	cli_json_double(j, "seconds", t->best);
 	cli_json_double(j, "median_seconds", t->median);
+	cli_json_double(j, "q1_seconds", t->q1);
+	cli_json_double(j, "q3_seconds", t->q3);
 	cli_json_uint(j, "runs", t->runs);
 	cli_json_double(j, unit, rate(work, t->best));
 	snprintf(key, sizeof(key), "median_%s", unit);
 	cli_json_double(j, key, rate(work, t->median));
 }
 
-/* The peak that bounds a recipe's kernel: int8 dot, bf16 dot, or FMA. */
+/*
+ * The peak that bounds a recipe's kernel: AMX-BF16 tiles (the amx level
+ * runs every pair on them), int8 dot, bf16 dot, or FMA.
+ */
 static double recipe_peak(const struct bench_ctx *ctx, const char **kind)
 {
 	enum mxa_elem e = ctx->recipe.elem;
 
+	if (ctx->amx_isa && ctx->peaks.amx_bf16) {
+		*kind = "amx-bf16";
+		return ctx->peaks.amx_bf16;
+	}
 	if ((e == MXA_ELEM_E2M1 || e == MXA_ELEM_E2M3) && ctx->peaks.int8) {
 		*kind = "int8-dot";
 		return ctx->peaks.int8;
@@ -311,10 +325,24 @@ static double recipe_peak(const struct bench_ctx *ctx, const char **kind)
 
 struct gemm_result {
 	char kernel[MXA_NAME_MAX];
-	struct bench_times ours, sgemm;
+	struct bench_times ours, sgemm, dnnl[2], copy;
+	struct bench_dnnl *dnnl_peer[2];	/* bf16, s8; NULL if none */
+	char dnnl_why[2][128];
 	double flops;
+	double bytes, copy_bytes;	/* small M: MX bytes read, B copied */
 	double max_rel_diff;		/* |ours - sgemm| / max |sgemm| */
 };
+
+static const char *const dnnl_names[2] = { "bf16", "s8" };
+
+/* GFLOP/s of peer i (best or median), NAN where it did not run. */
+static double dnnl_rate(const struct gemm_result *r, unsigned int i,
+			bool median)
+{
+	if (!r->dnnl_peer[i])
+		return NAN;
+	return rate(r->flops, median ? r->dnnl[i].median : r->dnnl[i].best);
+}
 
 static void report_gemm(struct bench_ctx *ctx, const struct gemm_result *r,
 			uint32_t m, uint32_t n, uint32_t k)
@@ -326,6 +354,7 @@ static void report_gemm(struct bench_ctx *ctx, const struct gemm_result *r,
 	const char *kind = "none";
 	double peak = ctx->peers ? recipe_peak(ctx, &kind) : NAN;
 	struct cli_json j;
+	unsigned int i;
 
 	if (ctx->json) {
 		json_head(ctx, &j, "gemm", r->kernel, m, n, k);
@@ -347,6 +376,36 @@ static void report_gemm(struct bench_ctx *ctx, const struct gemm_result *r,
 				100 * peer / ctx->peaks.fma);
 		cli_json_double(&j, "max_rel_diff_vs_sgemm",
 				ctx->peers ? r->max_rel_diff : NAN);
+		cli_json_double(&j, "onednn_bf16_gflops", dnnl_rate(r, 0, false));
+		cli_json_double(&j, "onednn_bf16_median_gflops",
+				dnnl_rate(r, 0, true));
+		cli_json_str(&j, "onednn_bf16_impl", r->dnnl_peer[0] ?
+			     bench_dnnl_impl(r->dnnl_peer[0]) : NULL);
+		cli_json_double(&j, "ratio_vs_onednn_bf16",
+				ours / dnnl_rate(r, 0, false));
+		cli_json_double(&j, "median_ratio_vs_onednn_bf16",
+				rate(r->flops, r->ours.median) /
+				dnnl_rate(r, 0, true));
+		cli_json_double(&j, "onednn_s8_gops", dnnl_rate(r, 1, false));
+		cli_json_double(&j, "onednn_s8_median_gops",
+				dnnl_rate(r, 1, true));
+		cli_json_str(&j, "onednn_s8_impl", r->dnnl_peer[1] ?
+			     bench_dnnl_impl(r->dnnl_peer[1]) : NULL);
+		cli_json_double(&j, "ratio_vs_onednn_s8",
+				ours / dnnl_rate(r, 1, false));
+		cli_json_double(&j, "median_pct_of_peak",
+				100 * rate(r->flops, r->ours.median) / peak);
+		if (r->copy_bytes) {
+			cli_json_double(&j, "read_gbps",
+					rate(r->bytes, r->ours.best));
+			cli_json_double(&j, "median_read_gbps",
+					rate(r->bytes, r->ours.median));
+			cli_json_double(&j, "memcpy_read_gbps",
+					rate(r->copy_bytes, r->copy.best));
+			cli_json_double(&j, "pct_of_memcpy",
+					100 * rate(r->bytes, r->ours.best) /
+					rate(r->copy_bytes, r->copy.best));
+		}
 		cli_json_end(&j);
 		return;
 	}
@@ -363,6 +422,30 @@ static void report_gemm(struct bench_ctx *ctx, const struct gemm_result *r,
 	printf("  ratio %.2fx SGEMM%s, %.0f%% of the %s peak, %.0f%% of the FMA peak; max |ours - SGEMM| / max |C| = %.2g\n",
 	       ratio, verdict(ratio, target), 100 * ours / peak, kind,
 	       100 * ours / ctx->peaks.fma, r->max_rel_diff);
+	for (i = 0; i < 2; i++) {
+		if (!r->dnnl_peer[i]) {
+			printf("  oneDNN %s matmul: %s\n", dnnl_names[i],
+			       r->dnnl_why[i]);
+			continue;
+		}
+		printf("  oneDNN %s matmul (%s) on the dequantized data: best %.3f ms %.1f GFLOP/s, median %.1f GFLOP/s; ratio %.2fx (median %.2fx)%s\n",
+		       dnnl_names[i], bench_dnnl_impl(r->dnnl_peer[i]),
+		       r->dnnl[i].best * 1e3, dnnl_rate(r, i, false),
+		       dnnl_rate(r, i, true), ours / dnnl_rate(r, i, false),
+		       rate(r->flops, r->ours.median) / dnnl_rate(r, i, true),
+		       i == 0 && ctx->amx_isa ?
+		       verdict(rate(r->flops, r->ours.median) /
+			       dnnl_rate(r, i, true), m <= 64 ? 3.0 : 1.0) : "");
+	}
+	if (r->copy_bytes)
+		printf("  MX bytes read: best %.1f GB/s, median %.1f GB/s; memcpy of B %.1f GB/s read; %.0f%% of memcpy%s\n",
+		       rate(r->bytes, r->ours.best),
+		       rate(r->bytes, r->ours.median),
+		       rate(r->copy_bytes, r->copy.best),
+		       100 * rate(r->bytes, r->ours.best) /
+		       rate(r->copy_bytes, r->copy.best),
+		       verdict(rate(r->bytes, r->ours.best) /
+			       rate(r->copy_bytes, r->copy.best), 0.6));
 }
 
 /* --- gemm ----------------------------------------------------------------- */
@@ -462,13 +545,15 @@ static int bench_gemm(struct bench_ctx *ctx)
 	struct bench_sgemm s = { .m = m, .n = n, .k = k };
 	struct gemm_result r = { .flops = 2.0 * m * n * k };
 	struct bench_times peak_times;
-	struct bench_fn fns[3] = {
+	struct bench_fn fns[6] = {
 		{ .fn = gemm_once, .arg = &g, .what = "mxa_gemm", .t = &r.ours },
 		{ .fn = bench_sgemm_once, .arg = &s, .what = "cblas_sgemm",
 		  .t = &r.sgemm },
 		{ .fn = bench_peaks_once, .arg = &ctx->peaks, .what = "peaks",
 		  .t = &peak_times },
 	};
+	struct bench_copy *copy = NULL;
+	unsigned int nfn = 3, i;
 	size_t c_bytes;
 	int ret = -1;
 
@@ -489,15 +574,51 @@ static int bench_gemm(struct bench_ctx *ctx)
 			cli_error("out of memory for the SGEMM peer");
 			goto out;
 		}
+		for (i = 0; i < 2; i++) {
+			r.dnnl_peer[i] = bench_dnnl_new(i == 1, s.a, s.b, m, n,
+							k, ctx->threads,
+							r.dnnl_why[i],
+							sizeof(r.dnnl_why[i]));
+			if (r.dnnl_peer[i])
+				fns[nfn++] = (struct bench_fn){
+					.fn = bench_dnnl_once,
+					.arg = r.dnnl_peer[i],
+					.what = "oneDNN matmul", .t = &r.dnnl[i],
+				};
+		}
+		/* Small M streams B: measure against copying B's bytes. */
+		if (m <= 64) {
+			r.bytes = (double)mxa_buffer_size(g.a.data) +
+				  mxa_buffer_size(g.a.scale) +
+				  mxa_buffer_size(g.b.data) +
+				  mxa_buffer_size(g.b.scale);
+			copy = bench_copy_new(mxa_buffer_size(g.b.data) +
+					      mxa_buffer_size(g.b.scale),
+					      ctx->threads);
+			if (!copy) {
+				cli_error("out of memory for the memcpy peer");
+				goto out;
+			}
+			/* Read bytes only: memcpy reads size, writes size. */
+			r.copy_bytes = (double)mxa_buffer_size(g.b.data) +
+				       mxa_buffer_size(g.b.scale);
+			fns[nfn++] = (struct bench_fn){
+				.fn = bench_copy_once, .arg = copy,
+				.what = "memcpy", .t = &r.copy,
+			};
+		}
 	}
 	/* The peaks too run alternately: the best of the run is kept. */
-	if (bench_alternate(fns, ctx->peers ? 3 : 1))
+	if (bench_alternate(fns, ctx->peers ? nfn : 1))
 		goto out;
 	if (ctx->peers)
 		r.max_rel_diff = max_rel_diff(g.c.buf, s.c, (size_t)m * n);
 	report_gemm(ctx, &r, m, n, k);
 	ret = 0;
 out:
+	bench_copy_free(copy);
+	bench_dnnl_free(r.dnnl_peer[0]);
+	bench_dnnl_free(r.dnnl_peer[1]);
 	free((void *)s.a);
 	free((void *)s.b);
 	free(s.c);
@@ -628,6 +749,12 @@ static void report_machine(struct bench_ctx *ctx, const char *desc)
 				ctx->peaks.bf16 ? ctx->peaks.bf16 : NAN);
 		cli_json_double(&j, "int8_dot_gops",
 				ctx->peaks.int8 ? ctx->peaks.int8 : NAN);
+		cli_json_double(&j, "amx_bf16_gflops",
+				ctx->peaks.amx_bf16 ? ctx->peaks.amx_bf16 :
+				NAN);
+		cli_json_double(&j, "amx_int8_gops",
+				ctx->peaks.amx_int8 ? ctx->peaks.amx_int8 :
+				NAN);
 		cli_json_str(&j, "sgemm_core", ctx->blas_core);
 		cli_json_bool(&j, "sgemm_core_forced", ctx->blas_forced);
 		cli_json_str(&j, "description", desc);
@@ -645,10 +772,15 @@ static void report_machine(struct bench_ctx *ctx, const char *desc)
 	else
 		printf(", bf16 dot: none (no AVX512_BF16)");
 	if (ctx->peaks.int8)
-		printf(", int8 dot (vpdpbusd zmm) %.1f GOP/s\n",
+		printf(", int8 dot (vpdpbusd zmm) %.1f GOP/s",
 		       ctx->peaks.int8);
 	else
-		printf(", int8 dot: none (no AVX512_VNNI)\n");
+		printf(", int8 dot: none (no AVX512_VNNI)");
+	if (ctx->peaks.amx_bf16)
+		printf(", AMX tdpbf16ps %.1f GFLOP/s, tdpbssd %.1f GOP/s\n",
+		       ctx->peaks.amx_bf16, ctx->peaks.amx_int8);
+	else
+		printf(", AMX: none\n");
 	printf("OpenBLAS core %s%s\n", ctx->blas_core,
 	       ctx->blas_forced ? " (set by OPENBLAS_CORETYPE)" : "");
 }
@@ -759,6 +891,7 @@ int cmd_bench(int argc, char **argv)
 	snprintf(ctx.device, sizeof(ctx.device), "%s", di.name);
 	ctx.threads = di.threads ? di.threads : 1;
 	ctx.peers = !strcmp(di.backend, "cpu");
+	ctx.amx_isa = ctx.peers && strstr(di.description, "ISA amx ");
 	if (ctx.peers) {
 		bench_sgemm_threads(ctx.threads);
 		ctx.blas_core = bench_blas_core(&ctx.blas_forced);
