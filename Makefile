@@ -4,7 +4,7 @@
 # runs every test (installing missing Debian packages first when run as root)
 # and ends with one line "N passed, N failed, N skipped".
 
-VERSION := 0.1.0
+VERSION := 0.2.0
 SOVERSION := 0
 
 CC ?= cc
@@ -73,7 +73,8 @@ CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.o)
 NVCC_FLAGS := -std=c++20 -O3 $(CUDA_GENCODE) -Werror all-warnings \
 	      -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror \
 	      -Xcompiler -Wno-missing-field-initializers,-Wno-format-truncation \
-	      -D_GNU_SOURCE -Ilib/include -Ilib/src -Ilib/core
+	      -D_GNU_SOURCE -Ilib/include -Ilib/src -Ilib/core \
+	      '-DMXCORE_GEOM_FN=__host__ __device__'
 
 CLI := $(BUILD)/bin/mxaccel
 DEMO := $(BUILD)/bin/mxaccel-demo

@@ -22,7 +22,7 @@
 #include "mxaccel_gem.h"
 #include "mxaccel_job.h"
 #include "mxaccel_params.h"
-#include "mxcore.h"
+#include "mxaccel_geom.h"
 
 /* Block operations between two yields and stop checks. */
 #define SOFT_YIELD_EVERY	256
@@ -120,25 +120,22 @@ static void store_bits(u8 *row, u32 dtype, u32 i, u32 bits)
 
 static u64 data_stride(const struct drm_mxaccel_mx_operand *mx, u32 cols)
 {
-	return mx->data_stride ? mx->data_stride :
-	       mxcore_row_bytes(mx->elem, cols);
+	struct mxcore_geom g = mxaccel_mx_geom(mx, 1, cols);
+
+	return mxcore_geom_data_stride(&g);
 }
 
 static u64 scale_at(const struct drm_mxaccel_mx_operand *mx, u32 rows,
 		    u32 cols, u32 row, u32 block)
 {
-	u32 blocks = cols / MXCORE_BLOCK;
+	struct mxcore_geom g = mxaccel_mx_geom(mx, rows, cols);
 
-	if (mx->scale_layout == DRM_MXACCEL_LAYOUT_SWIZZLED)
-		return mxcore_swizzle_index(rows, blocks, row, block);
-	return (u64)row * (mx->scale_stride ? mx->scale_stride : blocks) +
-	       block;
+	return mxcore_geom_scale_index(&g, row, block);
 }
 
 static u64 dense_stride(const struct drm_mxaccel_dense_operand *d, u32 cols)
 {
-	return d->stride ? d->stride :
-	       (u64)cols * (d->dtype == DRM_MXACCEL_DTYPE_BF16 ? 2 : 4);
+	return mxcore_dense_stride(d->dtype, cols, d->stride);
 }
 
 static void decode_row(const struct drm_mxaccel_mx_operand *mx,

@@ -16,7 +16,7 @@
 #include "mxaccel_gem.h"
 #include "mxaccel_job.h"
 #include "mxaccel_validate.h"
-#include "mxcore.h"
+#include "mxaccel_geom.h"
 
 struct check_ctx {
 	struct drm_device *drm;
@@ -100,8 +100,11 @@ static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
 		    const struct drm_mxaccel_mx_operand *mx, u32 rows, u32 cols,
 		    unsigned int data, unsigned int access)
 {
-	u64 row_bytes, blocks = cols / MXCORE_BLOCK, stride;
+	struct mxcore_geom g = mxaccel_mx_geom(mx, rows, cols);
 	struct drm_device *drm = ctx->drm;
+	enum mxcore_geom_fault fault;
+	u64 value, limit, span;
+	char text[128];
 	int ret;
 
 	if (!mxcore_elem_valid(mx->elem) ||
@@ -109,37 +112,27 @@ static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
 		return mxaccel_inval(drm, -EINVAL,
 				     "submit: op %u %s: element type %u\n",
 				     op, name, mx->elem);
-	row_bytes = mxcore_row_bytes(mx->elem, cols);
-	stride = mx->data_stride ? mx->data_stride : row_bytes;
-	if (stride < row_bytes)
-		return mxaccel_inval(drm, -EINVAL,
-				     "submit: op %u %s: data_stride %llu below a row (%llu)\n",
-				     op, name, stride, row_bytes);
+	/* The rules are the core's, the library's too (mxcore_geom.h). */
+	fault = mxcore_geom_check(&g, &value, &limit);
+	if (fault) {
+		snprintf(text, sizeof(text), mxcore_geom_fault_text(fault),
+			 value, limit);
+		return mxaccel_inval(drm, -EINVAL, "submit: op %u %s: %s\n",
+				     op, name, text);
+	}
 	ret = add_span(ctx, op, data, name, mx->data_handle, mx->data_offset,
-		       rows, stride, row_bytes, access);
+		       rows, mxcore_geom_data_stride(&g),
+		       mxcore_geom_row_bytes(&g), access);
 	if (ret)
 		return ret;
-
-	switch (mx->scale_layout) {
-	case DRM_MXACCEL_LAYOUT_PLAIN:
-		stride = mx->scale_stride ? mx->scale_stride : blocks;
-		if (stride < blocks)
-			return mxaccel_inval(drm, -EINVAL,
-					     "submit: op %u %s: scale_stride %llu below a row (%llu)\n",
-					     op, name, stride, blocks);
+	if (g.layout == MXCORE_LAYOUT_SWIZZLED) {
+		mxcore_geom_scale_span(&g, &span);
 		return add_span(ctx, op, data + 1, name, mx->scale_handle,
-				mx->scale_offset, rows, stride, blocks, access);
-	case DRM_MXACCEL_LAYOUT_SWIZZLED:
-		if (mx->scale_stride)
-			return mxaccel_inval(drm, -EINVAL,
-					     "submit: op %u %s: scale_stride with swizzled scales\n",
-					     op, name);
-		return add_span(ctx, op, data + 1, name, mx->scale_handle,
-				mx->scale_offset, 1, 0,
-				mxcore_swizzle_bytes(rows, blocks), access);
+				mx->scale_offset, 1, 0, span, access);
 	}
-	return mxaccel_inval(drm, -EINVAL, "submit: op %u %s: scale layout %u\n",
-			     op, name, mx->scale_layout);
+	return add_span(ctx, op, data + 1, name, mx->scale_handle,
+			mx->scale_offset, rows, mxcore_geom_scale_stride(&g),
+			mxcore_geom_blocks(&g), access);
 }
 
 static int check_dense(struct check_ctx *ctx, u32 op,

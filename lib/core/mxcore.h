@@ -90,8 +90,6 @@ MXCORE_FN const struct mxcore_format *mxcore_format(enum mxcore_elem elem);
  */
 MXCORE_FN unsigned int mxcore_decode(enum mxcore_elem elem, uint8_t code, int64_t *k);
 
-/* Bytes holding one row of cols elements (cols a multiple of 32). */
-MXCORE_FN uint64_t mxcore_row_bytes(enum mxcore_elem elem, uint64_t cols);
 /* Read element i of a row (handles fp4 nibble packing). */
 static inline MXCORE_FN uint8_t mxcore_get_code(enum mxcore_elem elem,
 						const uint8_t *row, uint32_t i)
@@ -133,11 +131,7 @@ MXCORE_FN uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode 
 MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
 				     enum mxcore_dtype dtype);
 
-/* Byte index of scale (row, block) in the cuBLAS 128x4 swizzled layout. */
-MXCORE_FN uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
-					uint64_t block);
-/* Bytes a swizzled scale buffer for rows x blocks needs. */
-MXCORE_FN uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks);
+/* Sizes, strides and scale positions of operands: mxcore_geom.h. */
 
 /* --- exact GEMM arithmetic ---------------------------------------------- */
 

@@ -65,7 +65,3 @@ MXCORE_FN unsigned int mxcore_decode(enum mxcore_elem elem, uint8_t code, int64_
 	return 0;
 }
 
-MXCORE_FN uint64_t mxcore_row_bytes(enum mxcore_elem elem, uint64_t cols)
-{
-	return elem == MXCORE_E2M1 ? cols / 2 : cols;
-}

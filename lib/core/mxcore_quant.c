@@ -214,18 +214,3 @@ MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_
 				  mxcore_format(elem)->k_exp + scale - 127,
 				  false, mbits);
 }
-
-MXCORE_FN uint64_t mxcore_swizzle_index(uint64_t rows, uint64_t blocks, uint64_t row,
-					uint64_t block)
-{
-	uint64_t cp = (blocks + 3) / 4 * 4;
-
-	(void)rows;
-	return ((row / 128) * (cp / 4) + block / 4) * 512 + (row % 32) * 16 +
-	       ((row % 128) / 32) * 4 + block % 4;
-}
-
-MXCORE_FN uint64_t mxcore_swizzle_bytes(uint64_t rows, uint64_t blocks)
-{
-	return (rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4);
-}

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mxcore.h"
+#include "mxcore_geom.h"
 
 struct cpu_quant {
 	const char *name;

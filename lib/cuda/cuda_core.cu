@@ -11,14 +11,16 @@
  * machines without an NVIDIA GPU.  The golden-vector test on the device
  * (tests/cuda) checks the equivalence bit for bit.
  */
+/* Before anything includes mxcore.h: its prototypes must say __device__. */
+#define MXCORE_FN __device__
+#define MXCORE_TABLE __device__
+
 #include <errno.h>
 
 #include <cuda_bf16.h>
 
 #include "cuda_internal.cuh"
 
-#define MXCORE_FN __device__
-#define MXCORE_TABLE __device__
 #include "mxcore_elem.c"
 #include "mxcore_float.c"
 #include "mxcore_quant.c"
@@ -38,14 +40,15 @@ struct mx_view {
 
 static struct mx_view view(const struct mxa_matrix *m)
 {
+	struct mxcore_geom g = mxa__geom(m);
 	struct mx_view v;
 
 	v.data = cuda_ptr(m->data, m->data_offset);
 	v.scale = cuda_ptr(m->scale, m->scale_offset);
-	v.data_stride = cuda_host->data_stride(m);
-	v.scale_stride = cuda_host->scale_stride(m);
+	v.data_stride = mxcore_geom_data_stride(&g);
+	v.scale_stride = mxcore_geom_scale_stride(&g);
 	v.rows = m->rows;
-	v.blocks = m->cols / MXCORE_BLOCK;
+	v.blocks = (uint32_t)mxcore_geom_blocks(&g);
 	v.elem = m->elem;
 	v.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
 	return v;
@@ -59,16 +62,10 @@ static __device__ __forceinline__ uint64_t scale_index(const struct mx_view &v,
 	return r * v.scale_stride + b;
 }
 
-/* Bytes of one 32-element block of codes. */
+/* Bytes of one 32-element block of codes (these kernels are E8M0's). */
 static __host__ __device__ __forceinline__ uint32_t block_bytes(int elem)
 {
-	return elem == MXCORE_E2M1 ? 16 : 32;
-}
-
-/* mxcore_swizzle_bytes() for the host (the core is device code here). */
-static uint64_t swizzle_bytes(uint64_t rows, uint64_t blocks)
-{
-	return (rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4);
+	return (uint32_t)mxcore_row_bytes((uint32_t)elem, MXCORE_BLOCK);
 }
 
 static unsigned int grid_1d(uint64_t n, unsigned int threads)
@@ -556,7 +553,7 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 	unsigned int nb;
 
 	p.src = cuda_ptr(job->dense.buf, job->dense.offset);
-	p.src_stride = cuda_host->dense_stride(&job->dense);
+	p.src_stride = mxa__dense_stride(&job->dense);
 	p.src_bf16 = job->dense.dtype == MXA_DTYPE_BF16;
 	p.data = (uint8_t *)v.data;
 	p.scale = (uint8_t *)v.scale;
@@ -573,7 +570,7 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 	if (p.swizzled) {
 		/* Padding entries are written as 0, like to_blocked(). */
 		cudaError_t e = cudaMemsetAsync(p.scale, 0,
-						swizzle_bytes(p.rows, p.blocks),
+						mxcore_swizzle_bytes(p.rows, p.blocks),
 						cd->stream);
 
 		if (e != cudaSuccess)
@@ -668,7 +665,7 @@ int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job)
 {
 	return launch_dequantize(cd, view(&job->a),
 				 cuda_ptr(job->dense.buf, job->dense.offset),
-				 cuda_host->dense_stride(&job->dense),
+				 mxa__dense_stride(&job->dense),
 				 job->dense.dtype == MXA_DTYPE_BF16);
 }
 
@@ -733,7 +730,7 @@ int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job)
 	p.a = view(&job->a);
 	p.b = view(&job->b);
 	p.c = cuda_ptr(job->dense.buf, job->dense.offset);
-	p.c_stride = cuda_host->dense_stride(&job->dense);
+	p.c_stride = mxa__dense_stride(&job->dense);
 	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
 	p.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
 	gy = (p.a.rows + 15) / 16;

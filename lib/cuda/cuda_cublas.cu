@@ -144,14 +144,14 @@ int cuda_launch_gemm_cublas(struct cuda_device *cd, const struct mxa_job *job)
 			b16, CUDA_R_16BF, (int)b->cols, a16, CUDA_R_16BF,
 			(int)a->cols, &beta, c32 ? (void *)c32 : cuda_ptr(c->buf, c->offset),
 			CUDA_R_32F,
-			c32 ? (int)b->rows : (int)(cuda_host->dense_stride(c) / es),
+			c32 ? (int)b->rows : (int)(mxa__dense_stride(c) / es),
 			CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 	if (st != CUBLAS_STATUS_SUCCESS)
 		ret = cuda_err(-EIO, "cuda: cublasGemmEx: status %d", (int)st);
 	else if (c32)
 		ret = cuda_f32_to_bf16(cd, c32, b->rows, a->rows, b->rows,
 				       (uint16_t *)cuda_ptr(c->buf, c->offset),
-				       cuda_host->dense_stride(c) / 2,
+				       mxa__dense_stride(c) / 2,
 				       !!(job->flags & MXA_GEMM_ACCUMULATE));
 out:
 	if (c32)

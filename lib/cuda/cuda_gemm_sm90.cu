@@ -591,8 +591,9 @@ int aligned_data(struct cuda_device *cd, const struct mxa_matrix *m,
 		 const uint8_t **data, uint64_t *stride, void **scratch)
 {
 	const uint8_t *d = cuda_ptr(m->data, m->data_offset);
-	uint64_t s = cuda_host->data_stride(m);
-	uint64_t row = m->elem == MXA_ELEM_E2M1 ? m->cols / 2 : m->cols;
+	struct mxcore_geom g = mxa__geom(m);
+	uint64_t s = mxcore_geom_data_stride(&g);
+	uint64_t row = mxcore_geom_row_bytes(&g);
 	cudaError_t e;
 
 	*scratch = NULL;
@@ -636,7 +637,7 @@ int kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
 	cudaError_t e;
 
 	src.scale = cuda_ptr(m->scale, m->scale_offset);
-	src.stride = cuda_host->scale_stride(m);
+	src.stride = mxa__scale_stride(m);
 	src.rows = m->rows;
 	src.blocks = m->cols / 32;
 	src.rows_pad = (m->rows + 15) / 16 * 16;
@@ -749,7 +750,9 @@ enum sm90_elem sm90_elem_of(enum mxa_elem e)
 
 uint64_t row_bytes(const struct mxa_matrix *m)
 {
-	return m->elem == MXA_ELEM_E2M1 ? m->cols / 2 : m->cols;
+	struct mxcore_geom g = mxa__geom(m);
+
+	return mxcore_geom_row_bytes(&g);
 }
 
 /*
@@ -931,7 +934,7 @@ struct sm90_c c_of(const struct mxa_job *job)
 
 	o.c = cuda_ptr(job->dense.buf, job->dense.offset);
 	o.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	o.stride = cuda_host->dense_stride(&job->dense) / (o.bf16 ? 2 : 4);
+	o.stride = mxa__dense_stride(&job->dense) / (o.bf16 ? 2 : 4);
 	o.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
 	return o;
 }
@@ -945,7 +948,7 @@ struct sm90_mx_operand mx_operand(const struct mxa_matrix *m,
 	o.data = data;
 	o.stride = stride;
 	o.scale = cuda_ptr(m->scale, m->scale_offset);
-	o.scale_stride = cuda_host->scale_stride(m);
+	o.scale_stride = mxa__scale_stride(m);
 	o.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
 	o.swz_tiles = (m->cols / 32 + 3) / 4;
 	o.rows = m->rows;
@@ -1016,7 +1019,7 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	if (ret)
 		return ret;
 	s.x = mx_operand(x, xd, xs);
-	s.y = mx_operand(y, cuda_ptr(y->data, y->data_offset), cuda_host->data_stride(y));
+	s.y = mx_operand(y, cuda_ptr(y->data, y->data_offset), mxa__data_stride(y));
 	s.blocks = x->cols / 32;
 	s.out = c_of(job);
 	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));

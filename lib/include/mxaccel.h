@@ -8,8 +8,16 @@
  * also prints one line on stderr naming the argument and the limit at fault.
  *
  * Matrices are row-major with the reduction dimension (K, "cols") contiguous.
- * An MX matrix is element codes plus one E8M0 scale per 32 consecutive
- * elements of a row.  GEMM computes C[M x N] (+)= A[M x K] * B[N x K]^T.
+ * A block-scaled matrix is element codes plus one scale per block of
+ * consecutive elements of a row: an E8M0 scale per 32 (OCP MX: MXFP8,
+ * MXFP6, MXFP4) or a UE4M3 scale per 16 with an optional fp32 per-tensor
+ * scale (NVFP4).  GEMM computes C[M x N] (+)= A[M x K] * B[N x K]^T.
+ *
+ * ABI: version 0.2 grew struct mxa_matrix, struct mxa_op_desc and struct
+ * mxa_recipe (scale types); the functions taking them are versioned
+ * (MXACCEL_0.2), and programs built against 0.1 keep calling the 0.1
+ * versions, which see MX with E8M0 scales only.  Zero-initialise these
+ * structs: every field added since has 0 as its old meaning.
  */
 #ifndef MXACCEL_H
 #define MXACCEL_H
@@ -22,11 +30,13 @@ extern "C" {
 #endif
 
 #define MXA_VERSION_MAJOR 0
-#define MXA_VERSION_MINOR 1
+#define MXA_VERSION_MINOR 2
 #define MXA_VERSION_PATCH 0
 
-/* Elements per scale block along K. */
+/* Elements per E8M0 scale block along K (OCP MX). */
 #define MXA_BLOCK_SIZE 32
+/* Elements per UE4M3 scale block along K (NVFP4). */
+#define MXA_NVFP4_BLOCK_SIZE 16
 
 /* Element types (OCP MX v1.0). Values are stable ABI. */
 enum mxa_elem {
@@ -37,12 +47,24 @@ enum mxa_elem {
 	MXA_ELEM_E2M1 = 5,	/* MXFP4, max 6, two per byte, element 2i low */
 };
 
-/* How a block's E8M0 scale is derived from its absolute maximum (torchao). */
+/* What a block's scale is (UE4M3: e2m1 elements only). Stable ABI. */
+enum mxa_scale_type {
+	MXA_SCALE_E8M0 = 0,	/* 2^(s - 127), 255 = NaN; blocks of 32 (MX) */
+	MXA_SCALE_UE4M3 = 1,	/* float8_e4m3fn, sign 0; blocks of 16 (NVFP4) */
+};
+
+/*
+ * How quantization derives a block's scale from its absolute maximum
+ * (torchao): FLOOR .. EVEN for E8M0 scales, NVFP4 (torchao's nvfp4 rule:
+ * amax / 6, divided by the per-tensor scale if any, rounded to nearest
+ * e4m3) for UE4M3 scales and only for them.
+ */
 enum mxa_scale_mode {
 	MXA_SCALE_FLOOR = 0,
 	MXA_SCALE_RCEIL = 1,
 	MXA_SCALE_CEIL = 2,
 	MXA_SCALE_EVEN = 3,
+	MXA_SCALE_NVFP4 = 4,	/* since 0.2 */
 };
 
 /* Where scale (r, c) lives in the scale buffer. */
@@ -80,10 +102,18 @@ enum mxa_op {
 	MXA_OP_GEMM = 2,
 };
 
-/* A named recipe: element type and scale mode, e.g. "mxfp8" = e4m3/floor. */
+/*
+ * A named recipe: element type, scale type and mode, e.g. "mxfp8" =
+ * e4m3 / E8M0 / floor, "nvfp4" = e2m1 / UE4M3 / nvfp4.  A recipe names no
+ * per-tensor scale: two-level NVFP4 is "nvfp4" with a matrix's
+ * tensor_scale set by the caller.
+ */
 struct mxa_recipe {
 	enum mxa_elem elem;
 	enum mxa_scale_mode mode;
+	/* Since 0.2: */
+	enum mxa_scale_type scale_type;
+	uint32_t block_size;	/* elements per scale (32 or 16) */
 };
 
 /* Opaque objects. */
@@ -91,7 +121,10 @@ struct mxa_device;
 struct mxa_buffer;
 struct mxa_fence;
 
-/* An MX matrix: rows x cols elements (cols = K, a multiple of 32). */
+/*
+ * A block-scaled matrix: rows x cols elements (cols = K, a multiple of the
+ * block size), codes in data, one scale byte per block in scale.
+ */
 struct mxa_matrix {
 	struct mxa_buffer *data;
 	size_t data_offset;	/* bytes */
@@ -103,6 +136,16 @@ struct mxa_matrix {
 	enum mxa_scale_layout scale_layout;
 	uint32_t rows;
 	uint32_t cols;
+	/* Since 0.2: */
+	enum mxa_scale_type scale_type;
+	uint32_t block_size;	/* 0 = the scale type's: 32 (E8M0), 16 (UE4M3) */
+	/*
+	 * UE4M3 only: the fp32 per-tensor scale of two-level scaling (a
+	 * positive normal or subnormal float: value = element * block scale
+	 * * tensor_scale); 0 = single level.
+	 */
+	float tensor_scale;
+	uint32_t reserved[4];	/* must be 0 */
 };
 
 /* A dense fp32 or bf16 matrix, row-major. */
@@ -134,6 +177,10 @@ struct mxa_op_desc {
 	enum mxa_scale_mode mode; /* quantize only */
 	uint32_t m, n, k;	/* gemm: shape; (de)quantize: m rows, k cols */
 	uint32_t flags;		/* gemm: MXA_GEMM_* */
+	/* Since 0.2 (block sizes are the scale types'): */
+	enum mxa_scale_type a_scale_type;	/* like a_elem */
+	enum mxa_scale_type b_scale_type;	/* gemm only */
+	uint32_t reserved[6];			/* must be 0 */
 };
 
 #define MXA_NAME_MAX 64
@@ -184,6 +231,8 @@ int mxa_elem_parse(const char *name, enum mxa_elem *out);
 const char *mxa_elem_name(enum mxa_elem elem);
 int mxa_scale_mode_parse(const char *name, enum mxa_scale_mode *out);
 const char *mxa_scale_mode_name(enum mxa_scale_mode mode);
+int mxa_scale_type_parse(const char *name, enum mxa_scale_type *out);
+const char *mxa_scale_type_name(enum mxa_scale_type type);	/* since 0.2 */
 int mxa_layout_parse(const char *name, enum mxa_scale_layout *out);
 const char *mxa_layout_name(enum mxa_scale_layout layout);
 int mxa_dtype_parse(const char *name, enum mxa_dtype *out);
@@ -203,9 +252,16 @@ const char *mxa_recipe_at(unsigned int index);
 
 /* Bytes of one row of element codes (e2m1: cols/2). -EINVAL if cols % 32. */
 int mxa_data_row_bytes(enum mxa_elem elem, uint32_t cols, size_t *out);
-/* Bytes a scale buffer needs for rows x cols/32 scales in a layout. */
+/* Bytes a scale buffer needs for rows x cols/32 E8M0 scales in a layout. */
 int mxa_scale_bytes(enum mxa_scale_layout layout, uint32_t rows,
 		    uint32_t cols, size_t *out);
+/*
+ * Since 0.2: the bytes m's data and scale buffers must hold from their
+ * offsets (either pointer may be NULL), for any scale type; the buffers
+ * are not looked at.  -EINVAL with the field at fault, -EOVERFLOW.
+ */
+int mxa_matrix_bytes(const struct mxa_matrix *m, size_t *data_bytes,
+		     size_t *scale_bytes);
 /* Byte index of scale (row, block) in the swizzled layout. */
 size_t mxa_swizzle_index(uint32_t rows, uint32_t blocks, uint32_t row,
 			 uint32_t block);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "mxcore_geom.h"
 
 struct mxa_backend;
 
@@ -24,6 +25,8 @@ struct mxa_job {
 	uint32_t flags;
 };
 
+#define MXA_KERNEL_SCALES(type)	(1u << (unsigned int)(type))
+
 struct mxa_kernel {
 	const char *name;
 	const char *summary;	/* one line for plans: what it computes */
@@ -31,6 +34,11 @@ struct mxa_kernel {
 	bool native;		/* the device's own fast path */
 	bool exact;		/* implements the exact reference semantics */
 	int rank;		/* higher wins under AUTO */
+	/*
+	 * Scale types the kernel takes on every operand, as a mask of
+	 * MXA_KERNEL_SCALES(type); 0 = E8M0 only (every MX kernel).
+	 */
+	uint32_t scale_types;
 	/* NULL if the kernel can run desc on dev, else why not. */
 	const char *(*reject)(struct mxa_device *dev,
 			      const struct mxa_op_desc *desc);
@@ -139,13 +147,66 @@ int mxa__check_matrix(struct mxa_device *dev, const char *what,
 		      const struct mxa_matrix *m);
 int mxa__check_dense(struct mxa_device *dev, const char *what,
 		     const struct mxa_dense *d);
+/* The rules mxa__check_matrix() applies that do not need the buffers. */
+int mxa__matrix_shape_check(const char *what, const struct mxa_matrix *m);
+/*
+ * m's geometry for the core's functions (lib/core/mxcore_geom.h, the one
+ * source of sizes, strides and scale positions); the helpers below are
+ * those functions on a matrix.  Inline: the CUDA plugin uses it too.
+ */
+static inline MXCORE_GEOM_FN struct mxcore_geom
+mxa__geom(const struct mxa_matrix *m)
+{
+	struct mxcore_geom g;
+
+	g.rows = m->rows;
+	g.cols = m->cols;
+	g.data_stride = m->data_stride;
+	g.scale_stride = m->scale_stride;
+	g.elem = (uint32_t)m->elem;
+	g.scale_type = (uint32_t)m->scale_type;
+	g.block = m->block_size;
+	g.layout = (uint32_t)m->scale_layout;
+	return g;
+}
 /* Effective strides (0 means packed). */
-size_t mxa__data_stride(const struct mxa_matrix *m);
-size_t mxa__scale_stride(const struct mxa_matrix *m);
-size_t mxa__dense_stride(const struct mxa_dense *d);
+static inline MXCORE_GEOM_FN size_t mxa__data_stride(const struct mxa_matrix *m)
+{
+	struct mxcore_geom g = mxa__geom(m);
+
+	return (size_t)mxcore_geom_data_stride(&g);
+}
+
+static inline MXCORE_GEOM_FN size_t
+mxa__scale_stride(const struct mxa_matrix *m)
+{
+	struct mxcore_geom g = mxa__geom(m);
+
+	return (size_t)mxcore_geom_scale_stride(&g);
+}
+
+static inline MXCORE_GEOM_FN size_t mxa__dense_stride(const struct mxa_dense *d)
+{
+	return (size_t)mxcore_dense_stride((uint32_t)d->dtype, d->cols,
+					   d->stride);
+}
+
 /* Byte offset of scale (row, block) from the start of m's scales. */
-size_t mxa__scale_index(const struct mxa_matrix *m, uint32_t row,
-			uint32_t block);
+static inline MXCORE_GEOM_FN size_t
+mxa__scale_index(const struct mxa_matrix *m, uint32_t row, uint32_t block)
+{
+	struct mxcore_geom g = mxa__geom(m);
+
+	return (size_t)mxcore_geom_scale_index(&g, row, block);
+}
+
+/* Elements per scale of m. */
+static inline MXCORE_GEOM_FN uint32_t mxa__block(const struct mxa_matrix *m)
+{
+	struct mxcore_geom g = mxa__geom(m);
+
+	return mxcore_geom_block(&g);
+}
 
 /*
  * fence.c: run works in order on a thread of their own (stopping at the

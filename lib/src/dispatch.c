@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "mxcore.h"
 
 static const char *op_name(enum mxa_op op)
 {
@@ -24,19 +23,59 @@ static const char *op_name(enum mxa_op op)
 	return "?";
 }
 
+/* An operand's format for messages: "e5m2", or "e2m1/ue4m3" (NVFP4). */
+static const char *format_text(enum mxa_elem elem, enum mxa_scale_type st,
+			       char *buf, size_t size)
+{
+	if (st == MXA_SCALE_E8M0)
+		return mxa_elem_name(elem);
+	snprintf(buf, size, "%s/%s", mxa_elem_name(elem),
+		 mxa_scale_type_name(st));
+	return buf;
+}
+
 /* Describe an op for messages: "e5m2 x e2m1 gemm". */
 static void op_text(const struct mxa_op_desc *d, char *buf, size_t size)
 {
+	char fa[32], fb[32];
+
 	if (d->op == MXA_OP_GEMM)
-		snprintf(buf, size, "%s x %s gemm", mxa_elem_name(d->a_elem),
-			 mxa_elem_name(d->b_elem));
+		snprintf(buf, size, "%s x %s gemm",
+			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
+			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)));
 	else
-		snprintf(buf, size, "%s %s", mxa_elem_name(d->a_elem),
+		snprintf(buf, size, "%s %s",
+			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
 			 op_name(d->op));
+}
+
+/* One operand's element and scale types (side "a" or "b"). */
+static int check_format(const struct mxa_op_desc *d, const char *side,
+			enum mxa_elem elem, enum mxa_scale_type st)
+{
+	if (!mxcore_elem_valid(elem))
+		return mxa__err(-EINVAL, "%s: unknown element type %d for %s",
+				op_name(d->op), (int)elem, side);
+	if ((unsigned int)st > MXCORE_SCALE_TYPE_LAST)
+		return mxa__err(-EINVAL, "%s: unknown scale type %d for %s",
+				op_name(d->op), (int)st, side);
+	if (st == MXA_SCALE_UE4M3 && elem != MXA_ELEM_E2M1)
+		return mxa__err(-EINVAL,
+				"%s: %s elements with UE4M3 scales for %s: only e2m1 (NVFP4) has them",
+				op_name(d->op), mxa_elem_name(elem), side);
+	if (d->k % mxcore_scale_block((enum mxcore_scale_type)st))
+		return mxa__err(-EINVAL,
+				"%s: K = %u is not a multiple of %s's block size %u",
+				op_name(d->op), d->k, side,
+				mxcore_scale_block((enum mxcore_scale_type)st));
+	return 0;
 }
 
 static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 {
+	unsigned int i;
+	int ret;
+
 	if (pref != MXA_PREF_AUTO && pref != MXA_PREF_NATIVE &&
 	    pref != MXA_PREF_EMULATED)
 		return mxa__err(-EINVAL, "unknown kernel preference %d",
@@ -44,21 +83,30 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
 	    d->op != MXA_OP_GEMM)
 		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
-	if (!mxcore_elem_valid(d->a_elem))
-		return mxa__err(-EINVAL, "%s: unknown element type %d",
-				op_name(d->op), (int)d->a_elem);
-	if (d->op == MXA_OP_GEMM && !mxcore_elem_valid(d->b_elem))
-		return mxa__err(-EINVAL, "gemm: unknown element type %d for b",
-				(int)d->b_elem);
+	for (i = 0; i < MXA_ARRAY_SIZE(d->reserved); i++)
+		if (d->reserved[i])
+			return mxa__err(-EINVAL, "%s: reserved[%u] is not 0",
+					op_name(d->op), i);
+	ret = check_format(d, "a", d->a_elem, d->a_scale_type);
+	if (!ret && d->op == MXA_OP_GEMM)
+		ret = check_format(d, "b", d->b_elem, d->b_scale_type);
+	if (ret)
+		return ret;
 	if (d->dtype != MXA_DTYPE_F32 && d->dtype != MXA_DTYPE_BF16)
 		return mxa__err(-EINVAL, "%s: unknown dtype %d", op_name(d->op),
 				(int)d->dtype);
-	if (d->op == MXA_OP_QUANTIZE && (unsigned int)d->mode > MXCORE_MODE_LAST)
-		return mxa__err(-EINVAL, "quantize: unknown scale mode %d",
-				(int)d->mode);
-	if (d->k % MXA_BLOCK_SIZE)
-		return mxa__err(-EINVAL, "%s: K = %u is not a multiple of 32",
-				op_name(d->op), d->k);
+	if (d->op == MXA_OP_QUANTIZE) {
+		bool ue4m3 = d->a_scale_type == MXA_SCALE_UE4M3;
+
+		if ((unsigned int)d->mode > MXA_SCALE_NVFP4)
+			return mxa__err(-EINVAL, "quantize: unknown scale mode %d",
+					(int)d->mode);
+		if (ue4m3 != (d->mode == MXA_SCALE_NVFP4))
+			return mxa__err(-EINVAL,
+					"quantize: scale mode %s with %s scales (UE4M3 takes nvfp4, E8M0 floor/rceil/ceil/even)",
+					mxa_scale_mode_name(d->mode),
+					mxa_scale_type_name(d->a_scale_type));
+	}
 	if (d->op == MXA_OP_GEMM && (d->flags & ~MXA_GEMM_ACCUMULATE))
 		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
 				d->flags & ~MXA_GEMM_ACCUMULATE);
@@ -109,6 +157,33 @@ static int env_override(struct mxa_device *dev, enum mxa_op op,
 			s, dev->info.name);
 }
 
+/* NULL if k takes desc's scale types, else why not. */
+static const char *scale_types_reject(const struct mxa_kernel *k,
+				      const struct mxa_op_desc *desc)
+{
+	uint32_t mask = k->scale_types ? k->scale_types :
+			MXA_KERNEL_SCALES(MXA_SCALE_E8M0);
+
+	if (!(mask & MXA_KERNEL_SCALES(desc->a_scale_type)) ||
+	    (desc->op == MXA_OP_GEMM &&
+	     !(mask & MXA_KERNEL_SCALES(desc->b_scale_type))))
+		return mask == MXA_KERNEL_SCALES(MXA_SCALE_E8M0) ?
+		       "E8M0 (MX) scales only" : "not these scale types";
+	return NULL;
+}
+
+/* NULL if k can run desc on dev, else why not. */
+static const char *kernel_reject(struct mxa_device *dev,
+				 const struct mxa_kernel *k,
+				 const struct mxa_op_desc *desc)
+{
+	const char *no = scale_types_reject(k, desc);
+
+	if (!no && k->reject)
+		no = k->reject(dev, desc);
+	return no;
+}
+
 static int walk(struct mxa_device *dev, const struct mxa_op_desc *desc,
 		enum mxa_pref pref, const struct mxa_kernel **out,
 		char *reason, size_t size)
@@ -125,7 +200,7 @@ static int walk(struct mxa_device *dev, const struct mxa_op_desc *desc,
 
 		if (k->op != desc->op || !pref_allows(pref, k))
 			continue;
-		no = k->reject ? k->reject(dev, desc) : NULL;
+		no = kernel_reject(dev, k, desc);
 		if (no) {
 			why = no;
 			continue;
@@ -150,7 +225,9 @@ static bool desc_equal(const struct mxa_op_desc *a, const struct mxa_op_desc *b)
 	return a->op == b->op && a->a_elem == b->a_elem &&
 	       a->b_elem == b->b_elem && a->dtype == b->dtype &&
 	       a->mode == b->mode && a->m == b->m && a->n == b->n &&
-	       a->k == b->k && a->flags == b->flags;
+	       a->k == b->k && a->flags == b->flags &&
+	       a->a_scale_type == b->a_scale_type &&
+	       a->b_scale_type == b->b_scale_type;
 }
 
 int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
@@ -164,8 +241,10 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	int ret;
 
 	*reason = '\0';
-	if (desc->op != MXA_OP_GEMM)
+	if (desc->op != MXA_OP_GEMM) {
 		key.b_elem = 0;
+		key.b_scale_type = 0;
+	}
 	if (desc->op != MXA_OP_QUANTIZE)
 		key.mode = 0;
 	ret = check_desc(&key, pref);
@@ -177,8 +256,7 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 		return ret;
 	}
 	if (forced) {
-		const char *no = forced->reject ? forced->reject(dev, &key) :
-				 NULL;
+		const char *no = kernel_reject(dev, forced, &key);
 
 		if (no) {
 			snprintf(reason, size, "MXACCEL_KERNEL=%s cannot run this: %s",
@@ -265,6 +343,7 @@ MXA_EXPORT int mxa_plan(struct mxa_device *dev, const struct mxa_op_desc *desc,
 			 out->reason);
 	return 0;
 }
+MXA_SYMVER(mxa_plan, "MXACCEL_0.2");
 
 MXA_EXPORT int mxa_query(struct mxa_device *dev,
 			 const struct mxa_op_desc *desc, enum mxa_pref pref,
@@ -284,3 +363,4 @@ MXA_EXPORT int mxa_query(struct mxa_device *dev,
 	mxa__strlcpy(out->reason, plan.reason, sizeof(out->reason));
 	return 0;
 }
+MXA_SYMVER(mxa_query, "MXACCEL_0.2");

@@ -11,7 +11,10 @@
 
 MXA_EXPORT const char *mxa_version(void)
 {
-	return "0.1.0";
+#define MXA_STR2(x) #x
+#define MXA_STR(x) MXA_STR2(x)
+	return MXA_STR(MXA_VERSION_MAJOR) "." MXA_STR(MXA_VERSION_MINOR) "."
+	       MXA_STR(MXA_VERSION_PATCH);
 }
 
 MXA_EXPORT const char *mxa_strerror(int err)

@@ -17,6 +17,19 @@
 
 #define MXA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Symbol versioning (lib/libmxaccel.map).  A function whose ABI changed
+ * keeps its name here and is bound to NAME@@NODE, the version programs
+ * link against from then on (GNU as's "@@@" renames rather than
+ * aliases, so the library's own calls and static links see it as NAME);
+ * the old version lives on in compat_<old>.c as NAME_<old>, bound to
+ * NAME@<old node>, where programs built against it still find it.
+ */
+#define MXA_SYMVER(name, node) \
+	__asm__(".symver " #name ", " #name "@@@" node)
+#define MXA_SYMVER_COMPAT(impl, name, node) \
+	__asm__(".symver " #impl ", " #name "@" node)
+
 /* True when $MXACCEL_DEBUG asks for explanations on stderr. */
 bool mxa__debug(void);
 /* Print one "mxaccel: ..." line on stderr when debugging is on. */
@@ -24,6 +37,15 @@ void mxa__dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* mxa__dbg() then return err: `return mxa__err(-EINVAL, "...", ...);` */
 int mxa__err(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The named recipes (names.c), in mxa_recipe_at() order. */
+struct mxa_recipe_entry {
+	const char *name;
+	struct mxa_recipe recipe;
+};
+
+extern const struct mxa_recipe_entry mxa__recipes[];
+extern const unsigned int mxa__n_recipes;
 
 /* Bounded string copy that always terminates. */
 void mxa__strlcpy(char *dst, const char *src, size_t size);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sizes of MX storage: element rows and the two scale layouts.
+ * Sizes of block-scaled storage: element rows and the two scale layouts
+ * (the arithmetic is the core's, mxcore_geom.h).
  */
 #include "backend.h"
-#include "mxcore.h"
+#include "mxcore_geom.h"
 
 MXA_EXPORT int mxa_data_row_bytes(enum mxa_elem elem, uint32_t cols,
 				  size_t *out)
@@ -32,11 +33,21 @@ MXA_EXPORT int mxa_scale_bytes(enum mxa_scale_layout layout, uint32_t rows,
 				cols);
 	switch (layout) {
 	case MXA_LAYOUT_PLAIN:
-		*out = (size_t)rows * (cols / MXA_BLOCK_SIZE);
+	case MXA_LAYOUT_SWIZZLED: {
+		struct mxcore_geom g = {
+			.rows = rows, .cols = cols, .elem = MXCORE_E4M3,
+			.layout = (uint32_t)layout,
+		};
+		uint64_t span;
+
+		if (!rows) {
+			*out = 0;
+			return 0;
+		}
+		mxcore_geom_scale_span(&g, &span);
+		*out = (size_t)span;
 		return 0;
-	case MXA_LAYOUT_SWIZZLED:
-		*out = mxcore_swizzle_bytes(rows, cols / MXA_BLOCK_SIZE);
-		return 0;
+	}
 	}
 	return mxa__err(-EINVAL, "scale_bytes: unknown layout %d", (int)layout);
 }
@@ -45,4 +56,30 @@ MXA_EXPORT size_t mxa_swizzle_index(uint32_t rows, uint32_t blocks,
 				    uint32_t row, uint32_t block)
 {
 	return mxcore_swizzle_index(rows, blocks, row, block);
+}
+
+MXA_EXPORT int mxa_matrix_bytes(const struct mxa_matrix *m, size_t *data_bytes,
+				size_t *scale_bytes)
+{
+	struct mxcore_geom g;
+	uint64_t data, scale;
+	int ret;
+
+	if (!m)
+		return mxa__err(-EINVAL, "matrix_bytes: matrix is NULL");
+	ret = mxa__matrix_shape_check("matrix_bytes", m);
+	if (ret)
+		return ret;
+	g = mxa__geom(m);
+	if (!mxcore_geom_data_span(&g, &data) ||
+	    !mxcore_geom_scale_span(&g, &scale) || data > SIZE_MAX ||
+	    scale > SIZE_MAX)
+		return mxa__err(-EOVERFLOW,
+				"matrix_bytes: %ux%u extents overflow size_t",
+				m->rows, m->cols);
+	if (data_bytes)
+		*data_bytes = (size_t)data;
+	if (scale_bytes)
+		*scale_bytes = (size_t)scale;
+	return 0;
 }

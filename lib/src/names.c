@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "mxcore.h"
+#include "mxcore_geom.h"
 
 /* Public enums are handed to the MX core unchanged. */
 _Static_assert(MXA_ELEM_E4M3 == (int)MXCORE_E4M3 &&
@@ -18,6 +18,12 @@ _Static_assert(MXA_SCALE_FLOOR == (int)MXCORE_FLOOR &&
 	       MXA_SCALE_RCEIL == (int)MXCORE_RCEIL &&
 	       MXA_SCALE_CEIL == (int)MXCORE_CEIL &&
 	       MXA_SCALE_EVEN == (int)MXCORE_EVEN, "scale mode enums drifted");
+_Static_assert(MXA_SCALE_E8M0 == (int)MXCORE_SCALE_E8M0 &&
+	       MXA_SCALE_UE4M3 == (int)MXCORE_SCALE_UE4M3 &&
+	       MXA_LAYOUT_PLAIN == (int)MXCORE_LAYOUT_PLAIN &&
+	       MXA_LAYOUT_SWIZZLED == (int)MXCORE_LAYOUT_SWIZZLED &&
+	       MXA_DTYPE_F32 == (int)MXCORE_F32 &&
+	       MXA_DTYPE_BF16 == (int)MXCORE_BF16, "geometry enums drifted");
 
 struct name_entry {
 	const char *name;
@@ -33,6 +39,11 @@ static const struct name_entry elem_names[] = {
 static const struct name_entry mode_names[] = {
 	{ "floor", MXA_SCALE_FLOOR }, { "rceil", MXA_SCALE_RCEIL },
 	{ "ceil", MXA_SCALE_CEIL }, { "even", MXA_SCALE_EVEN },
+	{ "nvfp4", MXA_SCALE_NVFP4 },
+};
+
+static const struct name_entry scale_type_names[] = {
+	{ "e8m0", MXA_SCALE_E8M0 }, { "ue4m3", MXA_SCALE_UE4M3 },
 };
 
 static const struct name_entry layout_names[] = {
@@ -53,24 +64,29 @@ static const struct name_entry support_names[] = {
 	{ "unsupported", MXA_SUPPORT_NONE },
 };
 
-struct recipe_entry {
-	const char *name;
-	struct mxa_recipe recipe;
+#define MX(e, m)	{ MXA_ELEM_##e, MXA_SCALE_##m, MXA_SCALE_E8M0, \
+			  MXA_BLOCK_SIZE }
+
+/*
+ * Device-agnostic recipe names: element type, scale type and mode, no
+ * vendor.  0.1 callers see the E8M0 ones only (compat_0_1.c).
+ */
+const struct mxa_recipe_entry mxa__recipes[] = {
+	{ "mxfp8", MX(E4M3, FLOOR) },
+	{ "mxfp8_rceil", MX(E4M3, RCEIL) },
+	{ "mxfp8_e5m2", MX(E5M2, FLOOR) },
+	{ "mxfp8_e5m2_rceil", MX(E5M2, RCEIL) },
+	{ "mxfp6_e2m3", MX(E2M3, FLOOR) },
+	{ "mxfp6_e2m3_rceil", MX(E2M3, RCEIL) },
+	{ "mxfp6_e3m2", MX(E3M2, FLOOR) },
+	{ "mxfp6_e3m2_rceil", MX(E3M2, RCEIL) },
+	{ "mxfp4", MX(E2M1, FLOOR) },
+	{ "mxfp4_rceil", MX(E2M1, RCEIL) },
+	{ "nvfp4", { MXA_ELEM_E2M1, MXA_SCALE_NVFP4, MXA_SCALE_UE4M3,
+		     MXA_NVFP4_BLOCK_SIZE } },
 };
 
-/* Device-agnostic recipe names: element type and scale mode, no vendor. */
-static const struct recipe_entry recipes[] = {
-	{ "mxfp8", { MXA_ELEM_E4M3, MXA_SCALE_FLOOR } },
-	{ "mxfp8_rceil", { MXA_ELEM_E4M3, MXA_SCALE_RCEIL } },
-	{ "mxfp8_e5m2", { MXA_ELEM_E5M2, MXA_SCALE_FLOOR } },
-	{ "mxfp8_e5m2_rceil", { MXA_ELEM_E5M2, MXA_SCALE_RCEIL } },
-	{ "mxfp6_e2m3", { MXA_ELEM_E2M3, MXA_SCALE_FLOOR } },
-	{ "mxfp6_e2m3_rceil", { MXA_ELEM_E2M3, MXA_SCALE_RCEIL } },
-	{ "mxfp6_e3m2", { MXA_ELEM_E3M2, MXA_SCALE_FLOOR } },
-	{ "mxfp6_e3m2_rceil", { MXA_ELEM_E3M2, MXA_SCALE_RCEIL } },
-	{ "mxfp4", { MXA_ELEM_E2M1, MXA_SCALE_FLOOR } },
-	{ "mxfp4_rceil", { MXA_ELEM_E2M1, MXA_SCALE_RCEIL } },
-};
+const unsigned int mxa__n_recipes = MXA_ARRAY_SIZE(mxa__recipes);
 
 static int lookup(const struct name_entry *t, size_t n, const char *name,
 		  int *out)
@@ -143,6 +159,24 @@ MXA_EXPORT const char *mxa_scale_mode_name(enum mxa_scale_mode mode)
 	return rlookup(mode_names, MXA_ARRAY_SIZE(mode_names), (int)mode);
 }
 
+MXA_EXPORT int mxa_scale_type_parse(const char *name,
+				    enum mxa_scale_type *out)
+{
+	int v, ret = parse_name(scale_type_names,
+				MXA_ARRAY_SIZE(scale_type_names), "scale type",
+				name, out, &v);
+
+	if (!ret)
+		*out = (enum mxa_scale_type)v;
+	return ret;
+}
+
+MXA_EXPORT const char *mxa_scale_type_name(enum mxa_scale_type type)
+{
+	return rlookup(scale_type_names, MXA_ARRAY_SIZE(scale_type_names),
+		       (int)type);
+}
+
 MXA_EXPORT int mxa_layout_parse(const char *name, enum mxa_scale_layout *out)
 {
 	int v, ret = parse_name(layout_names, MXA_ARRAY_SIZE(layout_names),
@@ -201,13 +235,26 @@ MXA_EXPORT int mxa_recipe_parse(const char *name, struct mxa_recipe *out)
 
 	if (!name || !out)
 		return mxa__err(-EINVAL, "recipe: NULL argument");
-	for (i = 0; i < MXA_ARRAY_SIZE(recipes); i++) {
-		if (!strcmp(recipes[i].name, name)) {
-			*out = recipes[i].recipe;
+	for (i = 0; i < mxa__n_recipes; i++) {
+		if (!strcmp(mxa__recipes[i].name, name)) {
+			*out = mxa__recipes[i].recipe;
 			return 0;
 		}
 	}
 	return mxa__err(-EINVAL, "unknown recipe '%s'", name);
+}
+MXA_SYMVER(mxa_recipe_parse, "MXACCEL_0.2");
+
+/* A block size of 0 is the scale type's. */
+static bool recipe_equal(const struct mxa_recipe *a, const struct mxa_recipe *b)
+{
+	uint32_t ba = a->block_size ? a->block_size :
+		      mxcore_scale_block((enum mxcore_scale_type)a->scale_type);
+	uint32_t bb = b->block_size ? b->block_size :
+		      mxcore_scale_block((enum mxcore_scale_type)b->scale_type);
+
+	return a->elem == b->elem && a->mode == b->mode &&
+	       a->scale_type == b->scale_type && ba == bb;
 }
 
 MXA_EXPORT const char *mxa_recipe_name(const struct mxa_recipe *recipe)
@@ -216,14 +263,15 @@ MXA_EXPORT const char *mxa_recipe_name(const struct mxa_recipe *recipe)
 
 	if (!recipe)
 		return NULL;
-	for (i = 0; i < MXA_ARRAY_SIZE(recipes); i++)
-		if (recipes[i].recipe.elem == recipe->elem &&
-		    recipes[i].recipe.mode == recipe->mode)
-			return recipes[i].name;
+	for (i = 0; i < mxa__n_recipes; i++)
+		if (recipe_equal(&mxa__recipes[i].recipe, recipe))
+			return mxa__recipes[i].name;
 	return NULL;
 }
+MXA_SYMVER(mxa_recipe_name, "MXACCEL_0.2");
 
 MXA_EXPORT const char *mxa_recipe_at(unsigned int index)
 {
-	return index < MXA_ARRAY_SIZE(recipes) ? recipes[index].name : NULL;
+	return index < mxa__n_recipes ? mxa__recipes[index].name : NULL;
 }
+MXA_SYMVER(mxa_recipe_at, "MXACCEL_0.2");

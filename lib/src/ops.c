@@ -14,36 +14,32 @@ struct extent {
 	size_t lo, hi;
 };
 
+/* Of validated operands: their spans fit their buffers. */
 static struct extent data_extent(const struct mxa_matrix *m)
 {
-	size_t row;
+	struct mxcore_geom g = mxa__geom(m);
+	uint64_t span = 0;
 
-	mxa_data_row_bytes(m->elem, m->cols, &row);
-	return (struct extent){ m->data, m->data_offset, m->data_offset +
-				(m->rows - 1) * mxa__data_stride(m) + row };
+	mxcore_geom_data_span(&g, &span);
+	return (struct extent){ m->data, m->data_offset,
+				m->data_offset + (size_t)span };
 }
 
 static struct extent scale_extent(const struct mxa_matrix *m)
 {
-	size_t n;
+	struct mxcore_geom g = mxa__geom(m);
+	uint64_t span = 0;
 
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		mxa_scale_bytes(m->scale_layout, m->rows, m->cols, &n);
-		return (struct extent){ m->scale, m->scale_offset,
-					m->scale_offset + n };
-	}
-	return (struct extent){ m->scale, m->scale_offset, m->scale_offset +
-				(m->rows - 1) * mxa__scale_stride(m) +
-				m->cols / MXA_BLOCK_SIZE };
+	mxcore_geom_scale_span(&g, &span);
+	return (struct extent){ m->scale, m->scale_offset,
+				m->scale_offset + (size_t)span };
 }
 
 static struct extent dense_extent(const struct mxa_dense *d)
 {
-	size_t es = d->dtype == MXA_DTYPE_BF16 ? 2 : 4;
-
 	return (struct extent){ d->buf, d->offset, d->offset +
 				(d->rows - 1) * mxa__dense_stride(d) +
-				d->cols * es };
+				(size_t)d->cols * mxcore_dtype_size(d->dtype) };
 }
 
 /* Outputs must not overlap anything else the job touches. */
@@ -160,11 +156,13 @@ MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
 	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE,
 				     .a_elem = dst->elem, .dtype = src->dtype,
 				     .mode = mode, .m = dst->rows,
-				     .k = dst->cols };
+				     .k = dst->cols,
+				     .a_scale_type = dst->scale_type };
 	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE, .a = *dst,
 				.dense = *src, .mode = mode };
 	return run(dev, &desc, pref, &job, NULL);
 }
+MXA_SYMVER(mxa_quantize, "MXACCEL_0.2");
 
 MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 			      const struct mxa_matrix *src,
@@ -198,11 +196,13 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 
 	desc = (struct mxa_op_desc){ .op = MXA_OP_DEQUANTIZE,
 				     .a_elem = src->elem, .dtype = dst->dtype,
-				     .m = src->rows, .k = src->cols };
+				     .m = src->rows, .k = src->cols,
+				     .a_scale_type = src->scale_type };
 	job = (struct mxa_job){ .op = MXA_OP_DEQUANTIZE, .a = *src,
 				.dense = *dst };
 	return run(dev, &desc, pref, &job, NULL);
 }
+MXA_SYMVER(mxa_dequantize, "MXACCEL_0.2");
 
 /* Validate one GEMM and describe it. */
 static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
@@ -247,7 +247,9 @@ static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 	*desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM, .a_elem = a->elem,
 				      .b_elem = b->elem, .dtype = c->dtype,
 				      .m = a->rows, .n = b->rows,
-				      .k = a->cols, .flags = flags };
+				      .k = a->cols, .flags = flags,
+				      .a_scale_type = a->scale_type,
+				      .b_scale_type = b->scale_type };
 	*job = (struct mxa_job){ .op = MXA_OP_GEMM, .a = *a, .b = *b,
 				 .dense = *c, .flags = flags };
 	return 0;
@@ -274,6 +276,7 @@ MXA_EXPORT int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 {
 	return submit_gemm(dev, a, b, c, flags, pref, NULL);
 }
+MXA_SYMVER(mxa_gemm, "MXACCEL_0.2");
 
 MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
 			      const struct mxa_matrix *a,
@@ -286,6 +289,7 @@ MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
 	*fence = NULL;
 	return submit_gemm(dev, a, b, c, flags, pref, fence);
 }
+MXA_SYMVER(mxa_gemm_async, "MXACCEL_0.2");
 
 MXA_EXPORT int mxa_gemm_batch(struct mxa_device *dev,
 			      const struct mxa_gemm_op *ops,
@@ -323,3 +327,4 @@ MXA_EXPORT int mxa_gemm_batch(struct mxa_device *dev,
 	free(works);
 	return ret;
 }
+MXA_SYMVER(mxa_gemm_batch, "MXACCEL_0.2");

@@ -46,9 +46,6 @@ static const struct mxa_plugin_host host = {
 	.err = mxa__err,
 	.strerror = mxa_strerror,
 	.elem_name = mxa_elem_name,
-	.data_stride = mxa__data_stride,
-	.scale_stride = mxa__scale_stride,
-	.dense_stride = mxa__dense_stride,
 };
 
 static void *try_open(const char *path)

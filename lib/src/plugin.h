@@ -16,7 +16,8 @@
 #include "backend.h"
 
 /* Bump on any change to this file or to the structures of backend.h. */
-#define MXA_PLUGIN_ABI 1
+/* 2: struct mxa_matrix grew (0.2); geometry comes from mxcore_geom.h. */
+#define MXA_PLUGIN_ABI 2
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 
@@ -36,9 +37,6 @@ struct mxa_plugin_host {
 		__attribute__((format(printf, 2, 3)));
 	const char *(*strerror)(int err);
 	const char *(*elem_name)(enum mxa_elem elem);
-	size_t (*data_stride)(const struct mxa_matrix *m);
-	size_t (*scale_stride)(const struct mxa_matrix *m);
-	size_t (*dense_stride)(const struct mxa_dense *d);
 };
 
 /* The entry point, which each plugin defines and exports. */

@@ -2,50 +2,23 @@
 /*
  * Validation of matrix descriptors against their buffers, before anything
  * runs.  Every failure names the argument and the limit (MXACCEL_DEBUG=1).
+ * The rules themselves are the core's (mxcore_geom.h), shared with the
+ * driver and the CUDA plugin.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "backend.h"
-#include "mxcore.h"
 
-size_t mxa__data_stride(const struct mxa_matrix *m)
-{
-	return m->data_stride ? m->data_stride :
-	       mxcore_row_bytes((enum mxcore_elem)m->elem, m->cols);
-}
-
-size_t mxa__scale_stride(const struct mxa_matrix *m)
-{
-	return m->scale_stride ? m->scale_stride : m->cols / MXA_BLOCK_SIZE;
-}
-
-size_t mxa__scale_index(const struct mxa_matrix *m, uint32_t row,
-			uint32_t block)
-{
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED)
-		return mxcore_swizzle_index(m->rows, m->cols / MXA_BLOCK_SIZE,
-					    row, block);
-	return (size_t)row * mxa__scale_stride(m) + block;
-}
-
-static size_t dtype_size(enum mxa_dtype dtype)
-{
-	return dtype == MXA_DTYPE_BF16 ? 2 : 4;
-}
-
-size_t mxa__dense_stride(const struct mxa_dense *d)
-{
-	return d->stride ? d->stride : (size_t)d->cols * dtype_size(d->dtype);
-}
-
-/* offset + (rows - 1) * stride + row_bytes <= size, without overflow. */
+/* offset + span <= size, without overflow. */
 static int check_extent(const char *what, const char *field,
 			const struct mxa_buffer *buf, size_t offset,
-			uint32_t rows, size_t stride, size_t row_bytes)
+			bool span_ok, uint64_t span)
 {
 	size_t end;
 
-	if (__builtin_mul_overflow((size_t)(rows - 1), stride, &end) ||
-	    __builtin_add_overflow(end, row_bytes, &end) ||
-	    __builtin_add_overflow(end, offset, &end))
+	if (!span_ok || span > SIZE_MAX ||
+	    __builtin_add_overflow((size_t)span, offset, &end))
 		return mxa__err(-EOVERFLOW, "%s: %s extent overflows size_t",
 				what, field);
 	if (end > buf->size)
@@ -67,10 +40,58 @@ static int check_buffer(struct mxa_device *dev, const char *what,
 	return 0;
 }
 
+/*
+ * A per-tensor scale is a positive finite fp32 (normal or subnormal), and
+ * only UE4M3 operands (NVFP4's second level) have one.
+ */
+static int check_tensor_scale(const char *what, const struct mxa_matrix *m)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &m->tensor_scale, sizeof(bits));
+	if (!bits)
+		return 0;
+	if (m->scale_type != MXA_SCALE_UE4M3)
+		return mxa__err(-EINVAL,
+				"%s: tensor_scale %g with %s scales: only UE4M3 (NVFP4) scales take one",
+				what, (double)m->tensor_scale,
+				mxa_scale_type_name(m->scale_type) ?
+				mxa_scale_type_name(m->scale_type) : "unknown");
+	if (bits >= 0x7f800000u)
+		return mxa__err(-EINVAL,
+				"%s: tensor_scale 0x%08x is not a positive finite float",
+				what, bits);
+	return 0;
+}
+
+int mxa__matrix_shape_check(const char *what, const struct mxa_matrix *m)
+{
+	struct mxcore_geom g;
+	enum mxcore_geom_fault f;
+	uint64_t value, limit;
+	char text[160];
+	unsigned int i;
+
+	for (i = 0; i < MXA_ARRAY_SIZE(m->reserved); i++)
+		if (m->reserved[i])
+			return mxa__err(-EINVAL, "%s: reserved[%u] is not 0",
+					what, i);
+	g = mxa__geom(m);
+	f = mxcore_geom_check(&g, &value, &limit);
+	if (f) {
+		snprintf(text, sizeof(text), mxcore_geom_fault_text(f),
+			 (unsigned long long)value, (unsigned long long)limit);
+		return mxa__err(-EINVAL, "%s: %s", what, text);
+	}
+	return check_tensor_scale(what, m);
+}
+
 int mxa__check_matrix(struct mxa_device *dev, const char *what,
 		      const struct mxa_matrix *m)
 {
-	size_t row_bytes, blocks, stride;
+	struct mxcore_geom g;
+	uint64_t span;
+	bool ok;
 	int ret;
 
 	if (!m)
@@ -78,56 +99,25 @@ int mxa__check_matrix(struct mxa_device *dev, const char *what,
 	ret = check_buffer(dev, what, "data", m->data);
 	if (!ret)
 		ret = check_buffer(dev, what, "scale", m->scale);
+	if (!ret)
+		ret = mxa__matrix_shape_check(what, m);
 	if (ret)
 		return ret;
-	if (!mxcore_elem_valid(m->elem))
-		return mxa__err(-EINVAL, "%s: unknown element type %d", what,
-				(int)m->elem);
-	if (m->scale_layout != MXA_LAYOUT_PLAIN &&
-	    m->scale_layout != MXA_LAYOUT_SWIZZLED)
-		return mxa__err(-EINVAL, "%s: unknown scale layout %d", what,
-				(int)m->scale_layout);
-	if (!m->rows || !m->cols)
-		return mxa__err(-EINVAL, "%s: rows (%u) and cols (%u) must be > 0",
-				what, m->rows, m->cols);
-	if (m->cols % MXA_BLOCK_SIZE)
-		return mxa__err(-EINVAL,
-				"%s: cols (K) = %u is not a multiple of 32",
-				what, m->cols);
-
-	row_bytes = mxcore_row_bytes((enum mxcore_elem)m->elem, m->cols);
-	stride = mxa__data_stride(m);
-	if (stride < row_bytes)
-		return mxa__err(-EINVAL,
-				"%s: data_stride %zu is less than a row (%zu bytes)",
-				what, stride, row_bytes);
-	ret = check_extent(what, "data", m->data, m->data_offset, m->rows,
-			   stride, row_bytes);
+	g = mxa__geom(m);
+	ok = mxcore_geom_data_span(&g, &span);
+	ret = check_extent(what, "data", m->data, m->data_offset, ok, span);
 	if (ret)
 		return ret;
-
-	blocks = m->cols / MXA_BLOCK_SIZE;
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		if (m->scale_stride)
-			return mxa__err(-EINVAL,
-					"%s: scale_stride must be 0 for the swizzled layout",
-					what);
-		return check_extent(what, "scale", m->scale, m->scale_offset,
-				    1, 0, mxcore_swizzle_bytes(m->rows, blocks));
-	}
-	stride = mxa__scale_stride(m);
-	if (stride < blocks)
-		return mxa__err(-EINVAL,
-				"%s: scale_stride %zu is less than a row of scales (%zu)",
-				what, stride, blocks);
-	return check_extent(what, "scale", m->scale, m->scale_offset, m->rows,
-			    stride, blocks);
+	ok = mxcore_geom_scale_span(&g, &span);
+	return check_extent(what, "scale", m->scale, m->scale_offset, ok,
+			    span);
 }
 
 int mxa__check_dense(struct mxa_device *dev, const char *what,
 		     const struct mxa_dense *d)
 {
-	size_t row_bytes, stride;
+	size_t row_bytes, stride, es;
+	uint64_t span;
 	int ret;
 
 	if (!d)
@@ -141,16 +131,19 @@ int mxa__check_dense(struct mxa_device *dev, const char *what,
 	if (!d->rows || !d->cols)
 		return mxa__err(-EINVAL, "%s: rows (%u) and cols (%u) must be > 0",
 				what, d->rows, d->cols);
-	row_bytes = (size_t)d->cols * dtype_size(d->dtype);
+	es = mxcore_dtype_size(d->dtype);
+	row_bytes = (size_t)d->cols * es;
 	stride = mxa__dense_stride(d);
 	if (stride < row_bytes)
 		return mxa__err(-EINVAL,
 				"%s: stride %zu is less than a row (%zu bytes)",
 				what, stride, row_bytes);
-	if ((d->offset | stride) % dtype_size(d->dtype))
+	if ((d->offset | stride) % es)
 		return mxa__err(-EINVAL,
 				"%s: offset %zu and stride %zu must be multiples of %zu",
-				what, d->offset, stride, dtype_size(d->dtype));
-	return check_extent(what, "dense", d->buf, d->offset, d->rows, stride,
-			    row_bytes);
+				what, d->offset, stride, es);
+	span = (uint64_t)(d->rows - 1) * stride;
+	return check_extent(what, "dense", d->buf, d->offset,
+			    span / stride == d->rows - 1 &&
+			    span + row_bytes >= span, span + row_bytes);
 }

@@ -48,8 +48,13 @@ static void cpu_quantize(struct mxa_device *cpu, enum mxa_elem elem, enum mxa_dt
 		ret = mxa_buffer_alloc(cpu, rows, &bsc);
 	if (!ret) {
 		struct mxa_dense d = { bs, 0, 0, dt, rows, 32 };
-		struct mxa_matrix m = { bc, 0, 0, bsc, 0, 0, elem, MXA_LAYOUT_PLAIN, rows, 32 };
+		struct mxa_matrix m = {};
 
+		m.data = bc;
+		m.scale = bsc;
+		m.elem = elem;
+		m.rows = rows;
+		m.cols = 32;
 		ret = mxa_quantize(cpu, &d, &m, MXA_SCALE_FLOOR, MXA_PREF_AUTO);
 	}
 	if (!ret)

@@ -210,7 +210,7 @@ static void test_names(void)
 	/* Printers: NULL for values outside the enums. */
 	CHECK(!mxa_elem_name(0) && !mxa_elem_name(6) &&
 	      !mxa_elem_name((enum mxa_elem)-1), "elem printer accepts junk");
-	CHECK(!mxa_scale_mode_name(4) && !mxa_scale_mode_name(-1),
+	CHECK(!mxa_scale_mode_name(5) && !mxa_scale_mode_name(-1),
 	      "mode printer accepts junk");
 	CHECK(!mxa_layout_name(2), "layout printer accepts junk");
 	CHECK(!mxa_dtype_name(2), "dtype printer accepts junk");
