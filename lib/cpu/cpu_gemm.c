@@ -17,6 +17,14 @@
  * unless $MXACCEL_CPU_PACK_BUDGET says otherwise): larger problems are cut
  * into stripes of M and N and, when K alone is too long, of K, with fp32
  * accumulators that persist across the K stripes.
+ *
+ * Small M (all of A within one cache tile, decode): packing all of B and
+ * reading it back would move several times B's bytes through memory for
+ * little arithmetic.  There A is packed once and B streams: each task
+ * packs one micro-panel of B into its worker's scratch (K x NR, in L2),
+ * runs the microkernel over all of A and K at once, and stores its
+ * columns, so B's MX bytes are read from memory once per call.  The
+ * kernel calls, and so the results, are the same as on the other path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +41,7 @@ struct gemm {
 	uint32_t kblocks;		/* K / 32 */
 	uint32_t ms, ns, kbs;		/* stripe sizes: rows, rows, blocks */
 	bool k_split;			/* more than one K stripe */
+	bool stream_b;			/* small M: B panels packed per task */
 
 	/* The stripe being computed. */
 	uint32_t i0, j0, kb0, mcur, ncur, kbcur;
@@ -131,6 +140,9 @@ static int gemm_alloc(struct gemm *g, unsigned int workers)
 	g->pb_words = (size_t)g->kbs * g->words_pb * uk->nr;
 	g->ma_floats = (size_t)g->kbs * g->mw_a * uk->mr;
 	g->mb_floats = (size_t)g->kbs * uk->nr;
+	/* Streaming B: one panel of scratch per worker. */
+	if (g->stream_b)
+		pan_b = workers;
 	g->pa = alloc_aligned(pan_a * g->pa_words * 4);
 	g->pb = alloc_aligned(pan_b * g->pb_words * 4);
 	g->ma = alloc_aligned(pan_a * g->ma_floats * 4);
@@ -267,7 +279,8 @@ static void store_row_bf16(uint8_t *out, const float *acc, uint32_t nc,
  * met a NaN scale.
  */
 static void store_tile(const struct gemm *g, uint32_t i0, uint32_t j0,
-		       uint32_t mc, uint32_t nc, const float *acc, size_t ld)
+		       uint32_t mc, uint32_t nc, const float *acc, size_t ld,
+		       bool nan_cols)
 {
 	const struct mxa_dense *c = &g->job->dense;
 	bool accumulate = g->job->flags & MXA_GEMM_ACCUMULATE;
@@ -287,7 +300,7 @@ static void store_tile(const struct gemm *g, uint32_t i0, uint32_t j0,
 			store_row_bf16(row, acc + i * ld, nc, accumulate);
 		else
 			store_row_f32(row, acc + i * ld, nc, accumulate);
-		if (!g->any_nan_b)
+		if (!nan_cols)
 			continue;
 		for (j = 0; j < nc; j++)
 			if (g->nan_b[j0 + j])
@@ -341,7 +354,44 @@ static void tile_task(void *arg, unsigned int task, unsigned int worker)
 	if (uk->task_end)
 		uk->task_end();
 	if (g->last_k)
-		store_tile(g, g->i0 + r0, g->j0 + c0, mc, nc, acc, ld);
+		store_tile(g, g->i0 + r0, g->j0 + c0, mc, nc, acc, ld,
+			   g->any_nan_b);
+	cpu_fpenv_leave(saved);
+}
+
+/* Small M: pack B's panel task into scratch, all of A and K, store. */
+static void stream_task(void *arg, unsigned int task, unsigned int worker)
+{
+	struct gemm *g = arg;
+	const struct cpu_ukernel *uk = g->uk;
+	unsigned int saved = cpu_fpenv_enter();
+	uint32_t c0 = task * uk->nr, nc = min_u32(uk->nr, g->ncur - c0);
+	size_t wa = (size_t)g->words_pb * uk->mr, wb = (size_t)g->words_pb * uk->nr;
+	size_t fa = (size_t)g->mw_a * uk->mr;
+	uint32_t *pb = g->pb + worker * g->pb_words;
+	float *mb = g->mb + worker * g->mb_floats;
+	float *acc = g->tiles + (size_t)worker * uk->mc * uk->nc;
+	uint8_t *nan_b = g->nan_b + g->j0 + c0;
+	bool nan_cols = false;
+	uint32_t kc, ir, j;
+
+	pack(g, &g->job->b, true, g->j0 + c0, uk->nr, pb, mb, nan_b);
+	for (j = 0; j < nc; j++)
+		nan_cols |= nan_b[j];
+	if (uk->task_begin)
+		uk->task_begin();
+	for (kc = 0; kc < g->kbcur; kc += uk->kcb) {
+		unsigned int n = min_u32(uk->kcb, g->kbcur - kc);
+
+		for (ir = 0; ir < g->mcur; ir += uk->mr)
+			uk->run(n, g->pa + ir / uk->mr * g->pa_words + kc * wa,
+				g->ma + ir / uk->mr * g->ma_floats + kc * fa,
+				pb + kc * wb, mb + (size_t)kc * uk->nr,
+				acc + ir * uk->nr, uk->nr, kc > 0);
+	}
+	if (uk->task_end)
+		uk->task_end();
+	store_tile(g, g->i0, g->j0 + c0, g->mcur, nc, acc, uk->nr, nan_cols);
 	cpu_fpenv_leave(saved);
 }
 
@@ -354,6 +404,12 @@ static void run_stripe(struct gemm *g, struct cpu_pool *pool)
 	g->tiles_n = round_up(g->ncur, uk->nc) / uk->nc;
 	uint32_t j;
 
+	if (g->stream_b) {
+		if (g->pack_a)
+			cpu_parallel(pool, g->panels_a, pack_task, g);
+		cpu_parallel(pool, g->panels_b, stream_task, g);
+		return;
+	}
 	cpu_parallel(pool, (g->pack_a ? g->panels_a : 0) + g->panels_b,
 		     pack_task, g);
 	for (j = 0; j < g->ncur && !g->any_nan_b; j++)
@@ -378,6 +434,7 @@ int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job)
 	g.mw_a = cpu_meta_per_row(g.uk->panel, false);
 	plan_stripes(&g, cd->pack_budget);
 	g.k_split = g.kbs < g.kblocks;
+	g.stream_b = !g.k_split && m <= g.uk->mc;
 	ret = gemm_alloc(&g, cpu_pool_threads(cd->pool));
 	if (ret) {
 		gemm_free(&g);
