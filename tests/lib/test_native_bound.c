@@ -10,7 +10,9 @@
  * gamma = n * 2^-24, n stated per kernel: K (K + 1 when accumulating) for
  * the bf16-panel kernels, which sum each block's products in fp32, and
  * K / 32 + 1 (+ 1) for the int8-panel kernels (e2m1 and e2m3 pairs), whose
- * block sums are exact.  A kernel that makes fewer than n roundings on any
+ * block sums are exact.  The amx level, which folds scales and sums up to
+ * all K products in fp32 before scaling, states gamma_n =
+ * n * 2^-24 / (1 - n * 2^-24) with n = K (K + 1) for every pair.  A kernel that makes fewer than n roundings on any
  * path has |v - x| <= gamma * S for its fp32 value v.  The reference c_ref
  * is x rounded once:
  *
@@ -165,6 +167,15 @@ static enum mxa_support support(enum mxa_elem ea, enum mxa_elem eb,
 	return cap.support;
 }
 
+/* The cpu device runs its amx level (AMX tiles for every pair). */
+static bool cpu_amx_level(void)
+{
+	struct mxa_device_info info;
+
+	return !mxa_device_info(dev, &info) && !strcmp(info.backend, "cpu") &&
+	       strstr(info.description, "ISA amx ");
+}
+
 /*
  * Pairs the cpu device runs on int8 panels, whose block sums are exact:
  * their bound is tighter.  The amx level runs them on bf16 tiles, with
@@ -175,7 +186,7 @@ static bool cpu_int8_pair(enum mxa_elem a, enum mxa_elem b)
 	struct mxa_device_info info;
 
 	if (mxa_device_info(dev, &info) || strcmp(info.backend, "cpu") ||
-	    strstr(info.description, "ISA amx "))
+	    cpu_amx_level())
 		return false;
 	return (a == MXA_ELEM_E2M1 || a == MXA_ELEM_E2M3) &&
 	       (b == MXA_ELEM_E2M1 || b == MXA_ELEM_E2M3);
@@ -291,7 +302,12 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
 		double n = (cpu_int8_pair(ea, eb) ? sh->k / 32 + 1 : sh->k) +
 			   (accumulate ? 1 : 0);
-		double gamma = n * 0x1p-24;
+		/*
+		 * The amx level sums up to K products in fp32 tiles before
+		 * scaling (Documentation/numerics.rst): gamma_n exactly.
+		 */
+		double gamma = cpu_amx_level() ?
+			       n * 0x1p-24 / (1 - n * 0x1p-24) : n * 0x1p-24;
 		double tiny = (n + 2) * (mbits == 23 ? 0x1p-149 : 0x1p-133);
 		unsigned int bad = 0;
 
