@@ -15,7 +15,7 @@
 
 #include "bench.h"
 
-#if __has_include(<oneapi/dnnl/dnnl.h>)
+#if __has_include("oneapi/dnnl/dnnl.h")
 #include <oneapi/dnnl/dnnl.h>
 
 /* libgomp's, which oneDNN's OpenMP build runs its threads on. */
