@@ -125,12 +125,15 @@ mxcore_geom_data_stride(const struct mxcore_geom *g)
 	return g->data_stride ? g->data_stride : mxcore_geom_row_bytes(g);
 }
 
-/* Plain layout only (0 for swizzled scales, whose rows interleave). */
+/*
+ * Bytes between rows of plain scales.  Swizzled scales have no row stride
+ * (their rows interleave in tiles); for them this is the blocks per row,
+ * the stride a plain copy of them has, which kernels that unswizzle into
+ * plain scratch use.
+ */
 static inline MXCORE_GEOM_FN uint64_t
 mxcore_geom_scale_stride(const struct mxcore_geom *g)
 {
-	if (g->layout == MXCORE_LAYOUT_SWIZZLED)
-		return 0;
 	return g->scale_stride ? g->scale_stride : mxcore_geom_blocks(g);
 }
 

@@ -128,10 +128,10 @@ static bool same_bytes(struct mxa_buffer *x, struct mxa_buffer *y, size_t n)
 
 static void test_recipes(void)
 {
-	const char *(*at)(unsigned int) = old_fn("mxa_recipe_at");
-	int (*parse)(const char *, struct recipe_0_1 *) =
+	const char *(*at)(unsigned int index) = old_fn("mxa_recipe_at");
+	int (*parse)(const char *s, struct recipe_0_1 *out) =
 		old_fn("mxa_recipe_parse");
-	const char *(*name)(const struct recipe_0_1 *) =
+	const char *(*name)(const struct recipe_0_1 *r) =
 		old_fn("mxa_recipe_name");
 	struct poisoned_recipe pr;
 	unsigned int i, n_old = 0, n_new = 0;
@@ -169,16 +169,18 @@ static void test_recipes(void)
 /* A random e4m3 x e2m1 GEMM (K = 96) through both versions. */
 static void test_gemm(struct mxa_device *cpu)
 {
-	int (*gemm)(struct mxa_device *, const struct matrix_0_1 *,
-		    const struct matrix_0_1 *, const struct mxa_dense *,
-		    uint32_t, enum mxa_pref) = old_fn("mxa_gemm");
-	int (*gemm_async)(struct mxa_device *, const struct matrix_0_1 *,
-			  const struct matrix_0_1 *, const struct mxa_dense *,
-			  uint32_t, enum mxa_pref, struct mxa_fence **) =
+	int (*gemm)(struct mxa_device *dev, const struct matrix_0_1 *a,
+		    const struct matrix_0_1 *b, const struct mxa_dense *c,
+		    uint32_t flags, enum mxa_pref pref) = old_fn("mxa_gemm");
+	int (*gemm_async)(struct mxa_device *dev, const struct matrix_0_1 *a,
+			  const struct matrix_0_1 *b,
+			  const struct mxa_dense *c, uint32_t flags,
+			  enum mxa_pref pref, struct mxa_fence **fence) =
 		old_fn("mxa_gemm_async");
-	int (*batch)(struct mxa_device *, const struct gemm_op_0_1 *,
-		     unsigned int, enum mxa_pref, struct mxa_fence **) =
-		old_fn("mxa_gemm_batch");
+	int (*batch)(struct mxa_device *dev, const struct gemm_op_0_1 *ops,
+		     unsigned int count, enum mxa_pref pref,
+		     struct mxa_fence **fence) = old_fn("mxa_gemm_batch");
+	static const uint8_t zeros[5 * 7 * 4];
 	const uint32_t m = 5, n = 7, k = 96;
 	struct mxa_buffer *ad = buffer(cpu, m * k), *as = buffer(cpu, m * 3);
 	struct mxa_buffer *bd = buffer(cpu, n * k / 2), *bs = buffer(cpu, n * 3);
@@ -207,14 +209,14 @@ static void test_gemm(struct mxa_device *cpu)
 	CHECK_RET(gemm(cpu, &pa.m, &pb.m, &co, 0, MXA_PREF_EMULATED), 0);
 	CHECK(same_bytes(c_old, c_new, m * n * 4),
 	      "gemm@0.1 differs from gemm@0.2");
-	mxa_buffer_write(c_old, 0, (uint8_t[140]){ 0 }, 140);
+	mxa_buffer_write(c_old, 0, zeros, sizeof(zeros));
 	CHECK_RET(gemm_async(cpu, &pa.m, &pb.m, &co, 0, MXA_PREF_EMULATED, &f),
 		  0);
 	CHECK_RET(mxa_fence_wait(f, -1), 0);
 	mxa_fence_free(f);
 	CHECK(same_bytes(c_old, c_new, m * n * 4),
 	      "gemm_async@0.1 differs from gemm@0.2");
-	mxa_buffer_write(c_old, 0, (uint8_t[140]){ 0 }, 140);
+	mxa_buffer_write(c_old, 0, zeros, sizeof(zeros));
 	CHECK_RET(batch(cpu, &op, 1, MXA_PREF_EMULATED, NULL), 0);
 	CHECK(same_bytes(c_old, c_new, m * n * 4),
 	      "gemm_batch@0.1 differs from gemm@0.2");
@@ -235,11 +237,11 @@ static void test_gemm(struct mxa_device *cpu)
 
 static void test_quantize(struct mxa_device *cpu)
 {
-	int (*quant)(struct mxa_device *, const struct mxa_dense *,
-		     const struct matrix_0_1 *, enum mxa_scale_mode,
-		     enum mxa_pref) = old_fn("mxa_quantize");
-	int (*dequant)(struct mxa_device *, const struct matrix_0_1 *,
-		       const struct mxa_dense *, enum mxa_pref) =
+	int (*quant)(struct mxa_device *dev, const struct mxa_dense *src,
+		     const struct matrix_0_1 *dst, enum mxa_scale_mode mode,
+		     enum mxa_pref pref) = old_fn("mxa_quantize");
+	int (*dequant)(struct mxa_device *dev, const struct matrix_0_1 *src,
+		       const struct mxa_dense *dst, enum mxa_pref pref) =
 		old_fn("mxa_dequantize");
 	const uint32_t rows = 3, cols = 64;
 	struct mxa_buffer *src = buffer(cpu, rows * cols * 4);
@@ -290,10 +292,11 @@ static void test_quantize(struct mxa_device *cpu)
 
 static void test_plan(struct mxa_device *cpu)
 {
-	int (*plan)(struct mxa_device *, const struct desc_0_1 *,
-		    enum mxa_pref, struct mxa_plan *) = old_fn("mxa_plan");
-	int (*query)(struct mxa_device *, const struct desc_0_1 *,
-		     enum mxa_pref, struct mxa_capability *) =
+	int (*plan)(struct mxa_device *dev, const struct desc_0_1 *d,
+		    enum mxa_pref pref, struct mxa_plan *out) =
+		old_fn("mxa_plan");
+	int (*query)(struct mxa_device *dev, const struct desc_0_1 *d,
+		     enum mxa_pref pref, struct mxa_capability *out) =
 		old_fn("mxa_query");
 	struct mxa_op_desc d = { .op = MXA_OP_GEMM, .a_elem = MXA_ELEM_E4M3,
 				 .b_elem = MXA_ELEM_E4M3, .m = 64, .n = 64,
