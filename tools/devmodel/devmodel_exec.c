@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "mxcore_geom.h"
 
 #define DM_CHUNK_NS	4000000.0
 /* Bytes of plain scales per scratch region: A, B (GEMM) or the output. */
@@ -96,13 +97,28 @@ static bool elem_ok(uint32_t e)
 	return e >= MXA_ELEM_E4M3 && e <= MXA_ELEM_E2M1;
 }
 
-/* The fields of an MX operand; spans come later. */
+static struct mxcore_geom dm_geom(const struct dm_mx *mx, uint32_t rows,
+				  uint32_t cols)
+{
+	return (struct mxcore_geom){
+		.rows = rows, .cols = cols, .data_stride = mx->data_stride,
+		.scale_stride = mx->scale_stride, .elem = mx->elem,
+		.scale_type = MXCORE_SCALE_E8M0, .layout = mx->layout,
+	};
+}
+
+/*
+ * The fields of an MX operand (the rules of Documentation/pci-device.rst
+ * are the core's, mxcore_geom.h); strides resolved; spans come later.
+ */
 static int check_mx_fields(const struct mxhw_mx_operand *in, uint32_t cols,
 			   const char *name, struct dm_mx *out, char *why,
 			   size_t size)
 {
-	size_t row_bytes;
-	uint64_t blocks = cols / MXA_BLOCK_SIZE;
+	enum mxcore_geom_fault fault;
+	struct mxcore_geom g;
+	uint64_t value, limit;
+	char text[128];
 
 	out->data = le64toh(in->data_addr);
 	out->data_stride = le64toh(in->data_stride);
@@ -112,31 +128,17 @@ static int check_mx_fields(const struct mxhw_mx_operand *in, uint32_t cols,
 	out->layout = le32toh(in->scale_layout);
 	if (!elem_ok(out->elem))
 		return bad(-EINVAL, "%s: element type %u", name, out->elem);
-	if (mxa_data_row_bytes(out->elem, cols, &row_bytes))
-		return bad(-EINVAL, "%s: k %u", name, cols);
-	if (!out->data_stride)
-		out->data_stride = row_bytes;
-	if (out->data_stride < row_bytes)
-		return bad(-EINVAL, "%s: data_stride %llu below a row (%zu)",
-			   name, (unsigned long long)out->data_stride,
-			   row_bytes);
-	switch (out->layout) {
-	case MXA_LAYOUT_PLAIN:
-		if (!out->scale_stride)
-			out->scale_stride = blocks;
-		if (out->scale_stride < blocks)
-			return bad(-EINVAL,
-				   "%s: scale_stride %llu below a row (%llu)",
-				   name, (unsigned long long)out->scale_stride,
-				   (unsigned long long)blocks);
-		return 0;
-	case MXA_LAYOUT_SWIZZLED:
-		if (out->scale_stride)
-			return bad(-EINVAL,
-				   "%s: scale_stride with swizzled scales", name);
-		return 0;
+	g = dm_geom(out, 1, cols);
+	fault = mxcore_geom_check(&g, &value, &limit);
+	if (fault) {
+		snprintf(text, sizeof(text), mxcore_geom_fault_text(fault),
+			 (unsigned long long)value, (unsigned long long)limit);
+		return bad(-EINVAL, "%s: %s", name, text);
 	}
-	return bad(-EINVAL, "%s: scale layout %u", name, out->layout);
+	out->data_stride = mxcore_geom_data_stride(&g);
+	out->scale_stride = out->layout == MXCORE_LAYOUT_PLAIN ?
+			    mxcore_geom_scale_stride(&g) : 0;
+	return 0;
 }
 
 /* [addr, addr + (rows - 1) * stride + row_bytes) must be in the heap. */
@@ -171,22 +173,22 @@ static int mx_spans(const struct dm_layout *lay, const char *name,
 		    const struct dm_mx *mx, uint32_t rows, uint32_t cols,
 		    struct span sp[2], char *why, size_t size)
 {
-	uint64_t blocks = cols / MXA_BLOCK_SIZE;
-	size_t row_bytes, sbytes;
+	struct mxcore_geom g = dm_geom(mx, rows, cols);
+	uint64_t span;
 	int ret;
 
-	mxa_data_row_bytes(mx->elem, cols, &row_bytes);
 	ret = check_span(lay, name, mx->data, rows, mx->data_stride,
-			 row_bytes, &sp[0], why, size);
+			 mxcore_geom_row_bytes(&g), &sp[0], why, size);
 	if (ret)
 		return ret;
-	if (mx->layout == MXA_LAYOUT_PLAIN)
+	if (mx->layout == MXCORE_LAYOUT_PLAIN)
 		return check_span(lay, name, mx->scale, rows,
-				  mx->scale_stride, blocks, &sp[1], why, size);
-	if (mxa_scale_bytes(MXA_LAYOUT_SWIZZLED, rows, cols, &sbytes))
+				  mx->scale_stride, mxcore_geom_blocks(&g),
+				  &sp[1], why, size);
+	if (!mxcore_geom_scale_span(&g, &span))
 		return bad(-EINVAL, "%s: swizzled scales of %u x %u", name,
 			   rows, cols);
-	return check_span(lay, name, mx->scale, 1, 0, sbytes, &sp[1], why,
+	return check_span(lay, name, mx->scale, 1, 0, span, &sp[1], why,
 			  size);
 }
 
