@@ -103,7 +103,7 @@ static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
 	struct mxcore_geom g = mxaccel_mx_geom(mx, rows, cols);
 	struct drm_device *drm = ctx->drm;
 	enum mxcore_geom_fault fault;
-	u64 value, limit, span;
+	u64 value, limit, span = 0;
 	char text[128];
 	int ret;
 

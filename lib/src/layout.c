@@ -38,7 +38,7 @@ MXA_EXPORT int mxa_scale_bytes(enum mxa_scale_layout layout, uint32_t rows,
 			.rows = rows, .cols = cols, .elem = MXCORE_E4M3,
 			.layout = (uint32_t)layout,
 		};
-		uint64_t span;
+		uint64_t span = 0;
 
 		if (!rows) {
 			*out = 0;
@@ -62,7 +62,7 @@ MXA_EXPORT int mxa_matrix_bytes(const struct mxa_matrix *m, size_t *data_bytes,
 				size_t *scale_bytes)
 {
 	struct mxcore_geom g;
-	uint64_t data, scale;
+	uint64_t data = 0, scale = 0;
 	int ret;
 
 	if (!m)

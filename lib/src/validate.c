@@ -90,7 +90,7 @@ int mxa__check_matrix(struct mxa_device *dev, const char *what,
 		      const struct mxa_matrix *m)
 {
 	struct mxcore_geom g;
-	uint64_t span;
+	uint64_t span = 0;
 	bool ok;
 	int ret;
 
@@ -117,7 +117,7 @@ int mxa__check_dense(struct mxa_device *dev, const char *what,
 		     const struct mxa_dense *d)
 {
 	size_t row_bytes, stride, es;
-	uint64_t span;
+	uint64_t span = 0;
 	int ret;
 
 	if (!d)

@@ -174,7 +174,7 @@ static int mx_spans(const struct dm_layout *lay, const char *name,
 		    struct span sp[2], char *why, size_t size)
 {
 	struct mxcore_geom g = dm_geom(mx, rows, cols);
-	uint64_t span;
+	uint64_t span = 0;
 	int ret;
 
 	ret = check_span(lay, name, mx->data, rows, mx->data_stride,
