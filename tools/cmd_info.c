@@ -143,12 +143,15 @@ static void show_quantize(struct info_out *o, struct mxa_device *dev)
 		desc.a_elem = r.elem;
 		desc.b_elem = r.elem;
 		desc.mode = r.mode;
+		desc.a_scale_type = r.scale_type;
 		snprintf(label, sizeof(label), "%s", name);
 		if (o->json) {
 			cli_json_object(&o->j, NULL);
 			cli_json_str(&o->j, "recipe", name);
 			cli_json_str(&o->j, "elem", mxa_elem_name(r.elem));
 			cli_json_str(&o->j, "mode", mxa_scale_mode_name(r.mode));
+			cli_json_str(&o->j, "scale_type",
+				     mxa_scale_type_name(r.scale_type));
 		}
 		show_caps(o, dev, &desc, label);
 		if (o->json)

@@ -40,9 +40,9 @@ san_flags=
 [ -n "$san" ] && san_flags="-fsanitize=address,undefined"
 # shellcheck disable=SC2086
 cc $san_flags "$tmp/prog.c" $flags -o "$tmp/prog-shared"
-LD_LIBRARY_PATH=$root/usr/lib "$tmp/prog-shared" | grep -qx "0.1.0 mxfp4_rceil"
+LD_LIBRARY_PATH=$root/usr/lib "$tmp/prog-shared" | grep -qx "0.2.0 mxfp4_rceil"
 # shellcheck disable=SC2086
 cc $san_flags -I"$root/usr/include" "$tmp/prog.c" "$root/usr/lib/libmxaccel.a" \
 	-ldrm -pthread -ldl -lm -o "$tmp/prog-static"
-"$tmp/prog-static" | grep -qx "0.1.0 mxfp4_rceil"
+"$tmp/prog-static" | grep -qx "0.2.0 mxfp4_rceil"
 echo "installed, pkg-config and static link work"
