@@ -111,6 +111,8 @@ MXCORE_FN uint32_t mxcore_round_float(bool neg, uint64_t mag, int exp, bool stic
 				      unsigned int mbits);
 /* fp32 a*b rounded to nearest even; NaN results are 0x7fffffff. */
 MXCORE_FN uint32_t mxcore_f32_mul(uint32_t a, uint32_t b);
+/* fp32 a/b rounded to nearest even; NaN results are 0x7fffffff. */
+MXCORE_FN uint32_t mxcore_f32_div(uint32_t a, uint32_t b);
 static inline MXCORE_FN bool mxcore_f32_isnan(uint32_t x)
 {
 	return (x & 0x7fffffffu) > 0x7f800000u;
@@ -127,6 +129,28 @@ MXCORE_FN uint8_t mxcore_scale(enum mxcore_elem elem, enum mxcore_mode mode,
  */
 MXCORE_FN uint8_t mxcore_quantize_block(enum mxcore_elem elem, enum mxcore_mode mode,
 					const uint32_t x[MXCORE_BLOCK], uint8_t *out);
+/*
+ * NVFP4 (torchao nvfp4_quantize / NVFP4Tensor.dequantize): 16 e2m1
+ * elements with one UE4M3 scale, and an optional fp32 per-tensor scale
+ * (bits; 0 = single level).  Quantize 16 fp32 values (bit patterns) to 8
+ * packed bytes (element 2i low) and return the scale's e4m3 code:
+ *   s   = e4m3(clamp(amax / 6 [/ tensor_scale], 2^-6, 448))   (RNE)
+ *   out = e2m1(clamp(x * r, -6, 6)),  r = 1 / s, or (1 / tensor_scale) / s
+ * every operation one fp32 rounding to nearest even.
+ */
+#define MXCORE_NVFP4_BLOCK 16
+MXCORE_FN uint8_t mxcore_nvfp4_quantize_block(const uint32_t x[MXCORE_NVFP4_BLOCK],
+					      uint32_t tensor_scale, uint8_t *out);
+/*
+ * Dequantize one NVFP4 element: e2m1 * (s, or tensor_scale * s), each
+ * product rounded to fp32, then to dtype.
+ */
+MXCORE_FN uint32_t mxcore_nvfp4_dequantize(uint8_t code, uint8_t scale,
+					   uint32_t tensor_scale,
+					   enum mxcore_dtype dtype);
+/* The fp32 bits of a float8_e4m3fn code (exact; NaN codes 0x7fc00000). */
+MXCORE_FN uint32_t mxcore_e4m3_to_f32(uint8_t code);
+
 /* Dequantize one element: value * 2^(scale-127) rounded to dtype. */
 MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_t scale,
 				     enum mxcore_dtype dtype);

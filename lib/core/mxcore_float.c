@@ -102,3 +102,36 @@ MXCORE_FN uint32_t mxcore_f32_mul(uint32_t a, uint32_t b)
 	f32_split(ab, &sb, &eb);
 	return mxcore_round_float(sign != 0, sa * sb, ea + eb, false, 23);
 }
+
+MXCORE_FN uint32_t mxcore_f32_div(uint32_t a, uint32_t b)
+{
+	uint32_t sign = (a ^ b) & 0x80000000u;
+	uint32_t aa = a & 0x7fffffffu, ab = b & 0x7fffffffu;
+	uint64_t sa, sb, q;
+	int ea, eb;
+
+	if (aa > 0x7f800000u || ab > 0x7f800000u)
+		return 0x7fffffffu;
+	if (aa == 0x7f800000u)
+		return ab == 0x7f800000u ? 0x7fffffffu : sign | 0x7f800000u;
+	if (ab == 0x7f800000u)
+		return sign;
+	if (!ab)
+		return aa ? sign | 0x7f800000u : 0x7fffffffu;
+	if (!aa)
+		return sign;
+	f32_split(aa, &sa, &ea);
+	f32_split(ab, &sb, &eb);
+	/* Normalise both to 24 bits, then 40 more quotient bits and a sticky. */
+	while (!(sa & 0x800000)) {
+		sa <<= 1;
+		ea--;
+	}
+	while (!(sb & 0x800000)) {
+		sb <<= 1;
+		eb--;
+	}
+	q = (sa << 40) / sb;
+	return mxcore_round_float(sign != 0, q, ea - eb - 40,
+				  (sa << 40) % sb != 0, 23);
+}

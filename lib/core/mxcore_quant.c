@@ -214,3 +214,82 @@ MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_
 				  mxcore_format(elem)->k_exp + scale - 127,
 				  false, mbits);
 }
+
+MXCORE_FN uint32_t mxcore_e4m3_to_f32(uint8_t code)
+{
+	int64_t k;
+
+	if (mxcore_decode(MXCORE_E4M3, code, &k) & MXCORE_NAN)
+		return 0x7fc00000;
+	if (!k)
+		return code & 0x80 ? F32_SIGN : 0;
+	return mxcore_round_float(k < 0, (uint64_t)(k < 0 ? -k : k),
+				  mxcore_format(MXCORE_E4M3)->k_exp, false, 23);
+}
+
+/* fp32 bits of 6.0, 2^-6 (float8_e4m3fn's smallest normal) and 448. */
+#define F32_SIX		0x40c00000u
+#define F32_E4M3_TINY	0x3c800000u
+#define F32_E4M3_MAX	0x43e00000u
+#define F32_ONE		0x3f800000u
+
+/* torch.clamp(x, lo, hi) of a non-negative or NaN x: NaN stays NaN. */
+static MXCORE_FN uint32_t clamp_pos(uint32_t x, uint32_t lo, uint32_t hi)
+{
+	if (mxcore_f32_isnan(x))
+		return x;
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+MXCORE_FN uint8_t mxcore_nvfp4_quantize_block(const uint32_t x[MXCORE_NVFP4_BLOCK],
+					      uint32_t tensor_scale, uint8_t *out)
+{
+	const struct mxcore_format *f4 = mxcore_format(MXCORE_E2M1);
+	const struct mxcore_format *f8 = mxcore_format(MXCORE_E4M3);
+	uint8_t codes[MXCORE_NVFP4_BLOCK], scale;
+	uint32_t amax = 0, s, r;
+	unsigned int i;
+
+	/* torch.amax(abs(x)): NaN if any element is NaN. */
+	for (i = 0; i < MXCORE_NVFP4_BLOCK; i++) {
+		uint32_t a = x[i] & ~F32_SIGN;
+
+		if (mxcore_f32_isnan(a)) {
+			amax = 0x7fc00000;
+			break;
+		}
+		if (a > amax)
+			amax = a;
+	}
+	s = mxcore_f32_div(amax, F32_SIX);
+	if (tensor_scale)
+		s = mxcore_f32_div(s, tensor_scale);
+	scale = encode_fp8(f8, clamp_pos(s, F32_E4M3_TINY, F32_E4M3_MAX));
+	s = mxcore_e4m3_to_f32(scale);
+	r = mxcore_f32_div(F32_ONE, s);
+	if (tensor_scale)
+		r = mxcore_f32_div(mxcore_f32_div(F32_ONE, tensor_scale), s);
+	for (i = 0; i < MXCORE_NVFP4_BLOCK; i++)
+		codes[i] = encode_floatx(f4, mxcore_f32_mul(x[i], r));
+	for (i = 0; i < MXCORE_NVFP4_BLOCK / 2; i++)
+		out[i] = (uint8_t)(codes[2 * i + 1] << 4) | codes[2 * i];
+	return scale;
+}
+
+MXCORE_FN uint32_t mxcore_nvfp4_dequantize(uint8_t code, uint8_t scale,
+					   uint32_t tensor_scale,
+					   enum mxcore_dtype dtype)
+{
+	uint32_t total = mxcore_e4m3_to_f32(scale);
+	uint32_t v = mxcore_dequantize(MXCORE_E2M1, code, 127, MXCORE_F32);
+
+	if (tensor_scale)
+		total = mxcore_f32_mul(tensor_scale, total);
+	v = mxcore_f32_mul(v, total);
+	if (dtype != MXCORE_BF16)
+		return v;
+	if (mxcore_f32_isnan(v))
+		return 0x7fc0;
+	/* fp32 -> bf16, round to nearest even */
+	return (v + 0x7fff + ((v >> 16) & 1)) >> 16;
+}

@@ -151,20 +151,24 @@ static void cpu_buf_free(struct mxa_buffer *buf)
 static const struct mxa_kernel cpu_kernels[] = {
 	{
 		.name = "cpu-quantize",
-		.summary = "quantization rows in the device's ISA, bit-exact with torchao",
+		.summary = "quantization rows in the device's ISA (NVFP4: scalar), bit-exact with torchao",
 		.op = MXA_OP_QUANTIZE,
 		.native = true,
 		.exact = true,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_quantize,
 	},
 	{
 		.name = "cpu-dequantize",
-		.summary = "dequantization rows in the device's ISA, bit-exact with torchao",
+		.summary = "dequantization rows in the device's ISA (NVFP4: scalar), bit-exact with torchao",
 		.op = MXA_OP_DEQUANTIZE,
 		.native = true,
 		.exact = true,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_dequantize,
 	},
 	{

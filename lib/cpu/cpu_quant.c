@@ -52,6 +52,11 @@ static void quantize_rows(void *arg, unsigned int task, unsigned int worker)
 		end = m->rows;
 	for (r = task * rj->chunk; r < end; r++) {
 		const uint8_t *in = cpu_dense_row(src, r);
+
+		if (m->scale_type == MXA_SCALE_UE4M3) {
+			cpu_nvfp4_quantize_row(rj->job, r);
+			continue;
+		}
 		uint8_t *out = (uint8_t *)cpu_data(m) +
 			       (size_t)r * mxa__data_stride(m);
 		uint8_t *scales = (uint8_t *)cpu_scales(m);
@@ -82,10 +87,13 @@ int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job)
 	unsigned int n = row_tasks(job->a.rows, &rj.chunk);
 
 	/* Padding of the swizzled layout is zero, as torchao's to_blocked. */
-	if (job->a.scale_layout == MXA_LAYOUT_SWIZZLED)
-		memset((uint8_t *)cpu_scales(&job->a), 0,
-		       mxcore_swizzle_bytes(job->a.rows,
-					    job->a.cols / MXCORE_BLOCK));
+	if (job->a.scale_layout == MXA_LAYOUT_SWIZZLED) {
+		struct mxcore_geom g = mxa__geom(&job->a);
+		uint64_t span = 0;
+
+		mxcore_geom_scale_span(&g, &span);
+		memset((uint8_t *)cpu_scales(&job->a), 0, (size_t)span);
+	}
 	cpu_parallel(cd->pool, n, quantize_rows, &rj);
 	return 0;
 }
@@ -113,6 +121,10 @@ static void dequantize_rows(void *arg, unsigned int task,
 				       (size_t)r * mxa__data_stride(m);
 		uint8_t *out = cpu_dense_row(dst, r);
 
+		if (m->scale_type == MXA_SCALE_UE4M3) {
+			cpu_nvfp4_dequantize_row(rj->job, r);
+			continue;
+		}
 		if (plain) {
 			rj->q->dequantize_row(elem, codes,
 					      cpu_scales(m) +

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NVFP4 (e2m1, UE4M3 scales per 16, optional fp32 per-tensor scale)
+ * through the public API, bit-exact with torchao's nvfp4_quantize() and
+ * NVFP4Tensor.dequantize(): tests/data/nvfp4_golden (and the full set
+ * when ../shared/testdata/nvfp4_golden or $MXACCEL_NVFP4_GOLDEN_DIR
+ * exists), single and two level, each golden tensor as one 8 x 64 matrix,
+ * with plain and swizzled scales (the swizzled bytes are torchao's
+ * to_blocked() of the plain ones: checked against the plain result through
+ * mxa_swizzle_index()), dequantized to fp32 (golden) and bf16 (the fp32
+ * result rounded to nearest even, the rule of Documentation/formats.rst).
+ * Then every way to get an NVFP4 request wrong, each naming its field.
+ *
+ * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device whose kernels
+ * take no UE4M3 scales (today: accel and cuda) must say so in mxa_query()
+ * and refuse with -EOPNOTSUPP, which is then what is tested.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testlib.h"
+
+#define ROWS 8
+#define COLS 64
+#define TBLOCKS (ROWS * COLS / 16)	/* blocks per tensor */
+
+struct nv_golden {
+	uint32_t tensors;
+	uint32_t *input, *tscale;
+	uint8_t *data[2], *scale[2];
+	uint32_t *deq[2];
+};
+
+static void *load(const char *dir, const char *name, size_t *size)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return test_read_file(path, size);
+}
+
+static bool golden_load(const char *dir, struct nv_golden *g)
+{
+	static const char *const lv[2] = { "single", "two" };
+	size_t size, want;
+	char name[64];
+	unsigned int l;
+
+	memset(g, 0, sizeof(*g));
+	g->tscale = load(dir, "tensor_scale_f32.bin", &size);
+	if (!g->tscale)
+		return false;
+	g->tensors = (uint32_t)(size / 4);
+	want = (size_t)g->tensors * TBLOCKS;
+	g->input = load(dir, "input_f32.bin", &size);
+	CHECK(g->input && size == want * 64, "%s: input_f32.bin", dir);
+	for (l = 0; l < 2; l++) {
+		snprintf(name, sizeof(name), "%s_data.bin", lv[l]);
+		g->data[l] = load(dir, name, &size);
+		CHECK(g->data[l] && size == want * 8, "%s: %s", dir, name);
+		snprintf(name, sizeof(name), "%s_scale.bin", lv[l]);
+		g->scale[l] = load(dir, name, &size);
+		CHECK(g->scale[l] && size == want, "%s: %s", dir, name);
+		snprintf(name, sizeof(name), "%s_deq_f32.bin", lv[l]);
+		g->deq[l] = load(dir, name, &size);
+		CHECK(g->deq[l] && size == want * 64, "%s: %s", dir, name);
+	}
+	return g->input && g->data[0] && g->data[1] && g->scale[0] &&
+	       g->scale[1] && g->deq[0] && g->deq[1];
+}
+
+static void golden_free(struct nv_golden *g)
+{
+	unsigned int l;
+
+	free(g->input);
+	free(g->tscale);
+	for (l = 0; l < 2; l++) {
+		free(g->data[l]);
+		free(g->scale[l]);
+		free(g->deq[l]);
+	}
+}
+
+static struct mxa_buffer *buffer(struct mxa_device *dev, size_t size)
+{
+	struct mxa_buffer *b = NULL;
+
+	if (mxa_buffer_alloc(dev, size, &b)) {
+		printf("cannot allocate %zu bytes\n", size);
+		exit(1);
+	}
+	return b;
+}
+
+static bool f32_same(uint32_t a, uint32_t b)
+{
+	bool na = (a & 0x7fffffff) > 0x7f800000;
+	bool nb = (b & 0x7fffffff) > 0x7f800000;
+
+	return na || nb ? na && nb : a == b;
+}
+
+static uint16_t bf16_of(uint32_t f)
+{
+	if ((f & 0x7fffffff) > 0x7f800000)
+		return 0x7fc0;
+	return (uint16_t)((f + 0x7fff + ((f >> 16) & 1)) >> 16);
+}
+
+static struct mxa_matrix nv_matrix(struct mxa_buffer *data,
+				   struct mxa_buffer *scale,
+				   enum mxa_scale_layout layout, float ts)
+{
+	return (struct mxa_matrix){
+		.data = data, .scale = scale, .elem = MXA_ELEM_E2M1,
+		.scale_type = MXA_SCALE_UE4M3, .scale_layout = layout,
+		.rows = ROWS, .cols = COLS, .tensor_scale = ts,
+	};
+}
+
+static unsigned int checked_tensors;
+
+/* One tensor, one level, one layout, one source dtype. */
+static void run_tensor(struct mxa_device *dev, const struct nv_golden *g,
+		       uint32_t t, unsigned int level,
+		       enum mxa_scale_layout layout, bool bf16_src)
+{
+	size_t sbytes = layout == MXA_LAYOUT_SWIZZLED ? 128 * 4 : TBLOCKS;
+	struct mxa_buffer *src = buffer(dev, ROWS * COLS * 4);
+	struct mxa_buffer *data = buffer(dev, ROWS * COLS / 2);
+	struct mxa_buffer *scale = buffer(dev, sbytes);
+	struct mxa_buffer *out = buffer(dev, ROWS * COLS * 4);
+	const uint32_t *in = g->input + (size_t)t * TBLOCKS * 16;
+	const uint8_t *wd = g->data[level] + (size_t)t * TBLOCKS * 8;
+	const uint8_t *ws = g->scale[level] + (size_t)t * TBLOCKS;
+	const uint32_t *wq = g->deq[level] + (size_t)t * TBLOCKS * 16;
+	float ts = 0;
+	struct mxa_matrix m;
+	struct mxa_dense d = { .buf = src, .rows = ROWS, .cols = COLS };
+	struct mxa_dense o = { .buf = out, .rows = ROWS, .cols = COLS };
+	uint8_t got_d[ROWS * COLS / 2], got_s[128 * 4];
+	uint32_t got_q[ROWS * COLS];
+	uint16_t got_h[ROWS * COLS];
+	const char *what = level ? "two-level" : "single-level";
+	uint32_t r, b, i;
+
+	if (level)
+		memcpy(&ts, &g->tscale[t], 4);
+	m = nv_matrix(data, scale, layout, ts);
+	if (bf16_src) {
+		uint16_t h[ROWS * COLS];
+
+		for (i = 0; i < ROWS * COLS; i++)
+			h[i] = (uint16_t)(in[i] >> 16);
+		d.dtype = MXA_DTYPE_BF16;
+		mxa_buffer_write(src, 0, h, sizeof(h));
+	} else {
+		mxa_buffer_write(src, 0, in, ROWS * COLS * 4);
+	}
+	CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_NVFP4, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(data, 0, got_d, sizeof(got_d));
+	mxa_buffer_read(scale, 0, got_s, sbytes);
+	if (bf16_src) {
+		/* torchao widens bf16 to fp32 first: the same as fp32 of it. */
+		uint8_t w_d[ROWS * COLS / 2], w_s[128 * 4];
+		uint32_t wide[ROWS * COLS];
+
+		for (i = 0; i < ROWS * COLS; i++)
+			wide[i] = in[i] & 0xffff0000u;
+		d.dtype = MXA_DTYPE_F32;
+		mxa_buffer_write(src, 0, wide, sizeof(wide));
+		CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_NVFP4,
+				       MXA_PREF_AUTO), 0);
+		mxa_buffer_read(data, 0, w_d, sizeof(w_d));
+		mxa_buffer_read(scale, 0, w_s, sbytes);
+		CHECK(!memcmp(got_d, w_d, sizeof(w_d)) &&
+		      !memcmp(got_s, w_s, sbytes),
+		      "tensor %u %s: bf16 input quantizes unlike its fp32 widening",
+		      t, what);
+	} else {
+		CHECK(!memcmp(got_d, wd, sizeof(got_d)),
+		      "tensor %u %s %s: codes differ from torchao", t, what,
+		      mxa_layout_name(layout));
+		for (r = 0; r < ROWS; r++)
+			for (b = 0; b < COLS / 16; b++)
+				CHECK(got_s[layout == MXA_LAYOUT_SWIZZLED ?
+					    mxa_swizzle_index(ROWS, COLS / 16,
+							      r, b) :
+					    r * (COLS / 16) + b] ==
+				      ws[r * (COLS / 16) + b],
+				      "tensor %u %s %s: scale (%u, %u) differs from torchao",
+				      t, what, mxa_layout_name(layout), r, b);
+	}
+	/* Dequantize torchao's own codes and scales. */
+	mxa_buffer_write(data, 0, wd, ROWS * COLS / 2);
+	for (r = 0; r < ROWS; r++)
+		for (b = 0; b < COLS / 16; b++)
+			got_s[layout == MXA_LAYOUT_SWIZZLED ?
+			      mxa_swizzle_index(ROWS, COLS / 16, r, b) :
+			      r * (COLS / 16) + b] = ws[r * (COLS / 16) + b];
+	mxa_buffer_write(scale, 0, got_s, sbytes);
+	CHECK_RET(mxa_dequantize(dev, &m, &o, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(out, 0, got_q, sizeof(got_q));
+	for (i = 0; i < ROWS * COLS; i++)
+		if (!f32_same(got_q[i], wq[i])) {
+			CHECK(0, "tensor %u %s %s: element %u dequantizes to 0x%08x, torchao 0x%08x",
+			      t, what, mxa_layout_name(layout), i, got_q[i],
+			      wq[i]);
+			break;
+		}
+	o.dtype = MXA_DTYPE_BF16;
+	CHECK_RET(mxa_dequantize(dev, &m, &o, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(out, 0, got_h, sizeof(got_h));
+	for (i = 0; i < ROWS * COLS; i++)
+		if (got_h[i] != bf16_of(wq[i]) &&
+		    !((got_h[i] & 0x7fff) > 0x7f80 && (wq[i] & 0x7fffffff) > 0x7f800000)) {
+			CHECK(0, "tensor %u %s: bf16 element %u is 0x%04x, want 0x%04x",
+			      t, what, i, got_h[i], bf16_of(wq[i]));
+			break;
+		}
+	checked_tensors++;
+	mxa_buffer_free(src);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+	mxa_buffer_free(out);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* The repository's subset (must be there), then the full set if any. */
+static void test_golden(struct mxa_device *dev)
+{
+	const char *full = getenv("MXACCEL_NVFP4_GOLDEN_DIR");
+	const char *dirs[2] = { "tests/data/nvfp4_golden", NULL };
+	unsigned int n = 1, i, level, bf;
+	struct nv_golden g;
+	uint32_t t;
+
+	if (!full)
+		full = "../shared/testdata/nvfp4_golden";
+	if (is_dir(full))
+		dirs[n++] = full;
+	for (i = 0; i < n; i++) {
+		if (!golden_load(dirs[i], &g)) {
+			CHECK(0, "%s: cannot read the golden set", dirs[i]);
+			golden_free(&g);
+			continue;
+		}
+		for (t = 0; t < g.tensors; t++)
+			for (level = 0; level < 2; level++)
+				for (bf = 0; bf < 2; bf++) {
+					run_tensor(dev, &g, t, level,
+						   MXA_LAYOUT_PLAIN, bf);
+					if (!bf)
+						run_tensor(dev, &g, t, level,
+							   MXA_LAYOUT_SWIZZLED,
+							   false);
+				}
+		printf("%s: %u tensors (%u blocks), single and two level\n",
+		       dirs[i], g.tensors, g.tensors * TBLOCKS);
+		golden_free(&g);
+	}
+}
+
+/* Every malformed NVFP4 request fails with -EINVAL before anything runs. */
+static void test_errors(struct mxa_device *dev)
+{
+	struct mxa_buffer *src = buffer(dev, ROWS * COLS * 4);
+	struct mxa_buffer *data = buffer(dev, ROWS * COLS);
+	struct mxa_buffer *scale = buffer(dev, 4096);
+	struct mxa_dense d = { .buf = src, .rows = ROWS, .cols = COLS };
+	struct mxa_matrix m = nv_matrix(data, scale, MXA_LAYOUT_PLAIN, 0);
+	struct mxa_matrix bad;
+	struct mxa_recipe rec;
+	uint32_t nan = 0x7fc00000, inf = 0x7f800000;
+
+	bad = m;
+	CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_FLOOR, MXA_PREF_AUTO),
+		  -EINVAL);	/* E8M0 mode with UE4M3 scales */
+	m.scale_type = MXA_SCALE_E8M0;
+	m.cols = COLS;
+	CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EINVAL);	/* NVFP4 mode with E8M0 scales */
+	m = bad;
+	bad.elem = MXA_ELEM_E4M3;
+	CHECK_RET(mxa_quantize(dev, &d, &bad, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EINVAL);	/* UE4M3 scales on e4m3 elements */
+	bad = m;
+	bad.block_size = 32;
+	CHECK_RET(mxa_quantize(dev, &d, &bad, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EINVAL);	/* UE4M3 blocks are 16 */
+	bad = m;
+	bad.cols = d.cols = 40;
+	CHECK_RET(mxa_quantize(dev, &d, &bad, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EINVAL);	/* K not a multiple of 16 */
+	d.cols = COLS;
+	bad = m;
+	bad.tensor_scale = -1.0f;
+	CHECK_RET(mxa_quantize(dev, &d, &bad, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EINVAL);
+	memcpy(&bad.tensor_scale, &nan, 4);
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EINVAL);
+	memcpy(&bad.tensor_scale, &inf, 4);
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EINVAL);
+	bad = m;
+	bad.scale_type = MXA_SCALE_E8M0;
+	bad.tensor_scale = 2.0f;
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EINVAL);
+	bad = m;
+	bad.scale_type = (enum mxa_scale_type)7;
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EINVAL);
+	bad = m;
+	bad.reserved[3] = 1;
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EINVAL);
+	/* The scale buffer must hold rows x cols / 16 scales. */
+	bad = m;
+	bad.scale_offset = 4096 - ROWS * COLS / 16 + 1;
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), -EOVERFLOW);
+	bad.scale_offset--;
+	CHECK_RET(mxa_dequantize(dev, &bad, &d, MXA_PREF_AUTO), 0);
+
+	CHECK_RET(mxa_recipe_parse("nvfp4", &rec), 0);
+	CHECK(rec.elem == MXA_ELEM_E2M1 && rec.scale_type == MXA_SCALE_UE4M3 &&
+	      rec.block_size == 16 && rec.mode == MXA_SCALE_NVFP4,
+	      "recipe nvfp4 is %d/%d/%u/%d", rec.elem, rec.scale_type,
+	      rec.block_size, rec.mode);
+	CHECK(mxa_recipe_name(&rec) && !strcmp(mxa_recipe_name(&rec), "nvfp4"),
+	      "recipe_name of nvfp4");
+	rec.block_size = 0;
+	CHECK(mxa_recipe_name(&rec) && !strcmp(mxa_recipe_name(&rec), "nvfp4"),
+	      "block_size 0 is the scale type's");
+	{
+		size_t db = 0, sb = 0;
+		struct mxa_matrix sw = nv_matrix(data, scale,
+						 MXA_LAYOUT_SWIZZLED, 0);
+
+		CHECK_RET(mxa_matrix_bytes(&m, &db, &sb), 0);
+		CHECK(db == ROWS * COLS / 2 && sb == ROWS * COLS / 16,
+		      "matrix_bytes plain: %zu, %zu", db, sb);
+		CHECK_RET(mxa_matrix_bytes(&sw, &db, &sb), 0);
+		CHECK(sb == 128 * 4, "matrix_bytes swizzled: %zu", sb);
+		sw.cols = 40;
+		CHECK_RET(mxa_matrix_bytes(&sw, &db, &sb), -EINVAL);
+	}
+	mxa_buffer_free(src);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+}
+
+/* What the device says about NVFP4, and that GEMM refuses it for now. */
+static bool nvfp4_supported(struct mxa_device *dev)
+{
+	struct mxa_op_desc q = {
+		.op = MXA_OP_QUANTIZE, .a_elem = MXA_ELEM_E2M1,
+		.a_scale_type = MXA_SCALE_UE4M3, .mode = MXA_SCALE_NVFP4,
+		.m = ROWS, .k = COLS,
+	};
+	struct mxa_op_desc gd = {
+		.op = MXA_OP_GEMM, .a_elem = MXA_ELEM_E2M1,
+		.b_elem = MXA_ELEM_E2M1, .a_scale_type = MXA_SCALE_UE4M3,
+		.b_scale_type = MXA_SCALE_UE4M3, .m = 4, .n = 4, .k = 64,
+	};
+	struct mxa_capability cap;
+
+	CHECK_RET(mxa_query(dev, &gd, MXA_PREF_AUTO, &cap), 0);
+	CHECK(cap.support == MXA_SUPPORT_NONE && strstr(cap.reason, "E8M0"),
+	      "NVFP4 gemm: support %d (%s); no kernel takes UE4M3 yet",
+	      cap.support, cap.reason);
+	q.mode = MXA_SCALE_FLOOR;
+	CHECK_RET(mxa_query(dev, &q, MXA_PREF_AUTO, &cap), -EINVAL);
+	q.mode = MXA_SCALE_NVFP4;
+	CHECK_RET(mxa_query(dev, &q, MXA_PREF_AUTO, &cap), 0);
+	printf("NVFP4 quantize on this device: %s%s%s\n",
+	       mxa_support_name(cap.support), *cap.kernel ? ", kernel " : "",
+	       cap.kernel);
+	return cap.support != MXA_SUPPORT_NONE;
+}
+
+/* A device without NVFP4 kernels refuses them, before running anything. */
+static void test_refused(struct mxa_device *dev)
+{
+	struct mxa_buffer *src = buffer(dev, ROWS * COLS * 4);
+	struct mxa_buffer *data = buffer(dev, ROWS * COLS / 2);
+	struct mxa_buffer *scale = buffer(dev, TBLOCKS);
+	struct mxa_dense d = { .buf = src, .rows = ROWS, .cols = COLS };
+	struct mxa_matrix m = nv_matrix(data, scale, MXA_LAYOUT_PLAIN, 0);
+
+	CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_NVFP4, MXA_PREF_AUTO),
+		  -EOPNOTSUPP);
+	CHECK_RET(mxa_dequantize(dev, &m, &d, MXA_PREF_AUTO), -EOPNOTSUPP);
+	printf("no NVFP4 kernel on this device: refused with -EOPNOTSUPP\n");
+	mxa_buffer_free(src);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+}
+
+int main(void)
+{
+	struct mxa_device *dev = test_open_device();
+
+	if (nvfp4_supported(dev)) {
+		test_golden(dev);
+		test_errors(dev);
+		printf("%u tensor runs bit-exact\n", checked_tensors);
+	} else {
+		test_refused(dev);
+	}
+	mxa_device_close(dev);
+	return test_finish();
+}
