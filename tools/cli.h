@@ -85,9 +85,26 @@ struct cli_opt *cli_opt_get(struct cli_opt *opts, const char *name);
  */
 int cli_resolve_recipe(struct cli_opt *opts, enum mxa_elem *elem,
 		       enum mxa_scale_mode *mode, bool need_mode);
+/*
+ * The scale type a command's options ask for: the recipe's (--recipe
+ * nvfp4: UE4M3), or UE4M3 for --mode nvfp4, else E8M0.
+ */
+enum mxa_scale_type cli_scale_type(struct cli_opt *opts,
+				   enum mxa_scale_mode mode);
+/*
+ * --tensor-scale X (decimal or C99 hex float) into *out, 0 if not given:
+ * a positive finite fp32, and only with UE4M3 scales.
+ */
+int cli_tensor_scale(struct cli_opt *opts, enum mxa_scale_type type,
+		     float *out);
+/* The bytes m's data and scale files hold (mxa_matrix_bytes()). */
+int cli_matrix_bytes(const struct mxa_matrix *m, size_t *data,
+		     size_t *scale);
 
 /* Validate K (a multiple of 32) for the option called opt. */
 int cli_check_k(const char *opt, uint32_t k);
+/* The same for a block size: 32 (E8M0) or 16 (UE4M3). */
+int cli_check_k_block(const char *opt, uint32_t k, uint32_t block);
 
 /* --- files (cli_io.c) ----------------------------------------------------- */
 

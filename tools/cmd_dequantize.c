@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * mxaccel dequantize: MX element codes and scales back to fp32 or bf16
- * (bit-exact with torchao to_dtype).
+ * (bit-exact with torchao to_dtype), or NVFP4 ones (--recipe nvfp4,
+ * bit-exact with torchao NVFP4Tensor.dequantize).
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,14 +10,18 @@
 #include "cli.h"
 
 static const char usage[] =
-"usage: mxaccel dequantize --elem E --rows R --cols C --data FILE --scale FILE\n"
+"usage: mxaccel dequantize --elem E | --recipe NAME --rows R --cols C\n"
+"                          --data FILE --scale FILE\n"
 "                          --out FILE [options]\n"
 "\n"
 "  --elem E            element type: e4m3 e5m2 e2m3 e3m2 e2m1\n"
+"  --recipe NAME       sets --elem and the scale type (nvfp4: e2m1, UE4M3)\n"
+"  --tensor-scale X    nvfp4 only: the fp32 per-tensor scale of two-level\n"
+"                      scaling (decimal or C99 hex float)\n"
 "  --rows R            rows of the matrix\n"
-"  --cols C            columns (K, contiguous), a multiple of 32\n"
+"  --cols C            columns (K, contiguous), a multiple of 32 (nvfp4: 16)\n"
 "  --data FILE         element codes, R rows of C bytes (e2m1: C/2, packed)\n"
-"  --scale FILE        E8M0 scales, R x C/32 bytes (plain)\n"
+"  --scale FILE        scales, R x C/32 bytes (nvfp4: R x C/16 UE4M3) (plain)\n"
 "  --scale-layout L    plain (default) or swizzled (128x4 tiles, padded)\n"
 "  --out FILE          R x C values, row-major\n"
 "  --out-dtype T       f32 (default) or bf16\n"
@@ -31,9 +36,13 @@ int cmd_dequantize(int argc, char **argv)
 	enum mxa_pref pref = MXA_PREF_AUTO;
 	uint32_t rows = 0, cols = 0;
 	const char *data = NULL, *scale = NULL, *out_path = NULL;
-	const char *device = NULL;
+	const char *device = NULL, *tensor_scale = NULL;
+	enum mxa_scale_mode mode = MXA_SCALE_FLOOR;
+	struct mxa_recipe recipe;
 	struct cli_opt opts[] = {
-		CLI_REQUIRED("elem", CLI_ELEM, &elem),
+		CLI_OPTION("elem", CLI_ELEM, &elem),
+		CLI_OPTION("recipe", CLI_RECIPE, &recipe),
+		CLI_OPTION("tensor-scale", CLI_STR, &tensor_scale),
 		CLI_REQUIRED("rows", CLI_U32, &rows),
 		CLI_REQUIRED("cols", CLI_U32, &cols),
 		CLI_REQUIRED("data", CLI_STR, &data),
@@ -49,7 +58,9 @@ int cmd_dequantize(int argc, char **argv)
 	struct mxa_buffer *data_buf = NULL, *scale_buf = NULL, *out_buf = NULL;
 	struct mxa_device *dev = NULL;
 	size_t data_bytes, scale_bytes, out_bytes;
+	enum mxa_scale_type st;
 	struct mxa_op_desc desc;
+	float ts;
 	struct mxa_matrix src;
 	struct mxa_dense dst;
 	char what[128];
@@ -58,10 +69,18 @@ int cmd_dequantize(int argc, char **argv)
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-	if (cli_check_k("cols", cols))
+	if (cli_resolve_recipe(opts, &elem, &mode, false))
 		return CLI_EXIT_ERROR;
-	if (cli_data_bytes(elem, rows, cols, &data_bytes) ||
-	    cli_scale_bytes(layout, rows, cols, &scale_bytes) ||
+	st = cli_scale_type(opts, mode);
+	if (cli_tensor_scale(opts, st, &ts) ||
+	    cli_check_k_block("cols", cols, st == MXA_SCALE_UE4M3 ?
+			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE))
+		return CLI_EXIT_ERROR;
+	src = (struct mxa_matrix) {
+		.elem = elem, .scale_type = st, .tensor_scale = ts,
+		.scale_layout = layout, .rows = rows, .cols = cols,
+	};
+	if (cli_matrix_bytes(&src, &data_bytes, &scale_bytes) ||
 	    cli_dense_bytes(out_dtype, rows, cols, &out_bytes))
 		return CLI_EXIT_ERROR;
 
@@ -72,6 +91,7 @@ int cmd_dequantize(int argc, char **argv)
 	desc.a_elem = elem;
 	desc.b_elem = elem;
 	desc.dtype = out_dtype;
+	desc.a_scale_type = st;
 	desc.m = rows;
 	desc.k = cols;
 	ret = CLI_EXIT_ERROR;
@@ -82,18 +102,17 @@ int cmd_dequantize(int argc, char **argv)
 		 mxa_elem_name(elem));
 	if (cli_buffer_load(dev, "data", data, data_bytes, what, &data_buf))
 		goto out;
-	snprintf(what, sizeof(what), "%u x %u %s E8M0 scales", rows,
-		 cols / MXA_BLOCK_SIZE, mxa_layout_name(layout));
+	snprintf(what, sizeof(what), "%u x %u %s %s scales", rows,
+		 cols / (st == MXA_SCALE_UE4M3 ? MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE), mxa_layout_name(layout),
+		 st == MXA_SCALE_UE4M3 ? "UE4M3" : "E8M0");
 	if (cli_buffer_load(dev, "scale", scale, scale_bytes, what,
 			    &scale_buf) ||
 	    cli_buffer_new(dev, out_bytes, &out_buf) ||
 	    cli_out_open(&out, "out", out_path))
 		goto out;
 
-	src = (struct mxa_matrix) {
-		.data = data_buf, .scale = scale_buf, .elem = elem,
-		.scale_layout = layout, .rows = rows, .cols = cols,
-	};
+	src.data = data_buf;
+	src.scale = scale_buf;
 	dst = (struct mxa_dense) {
 		.buf = out_buf, .dtype = out_dtype, .rows = rows, .cols = cols,
 	};

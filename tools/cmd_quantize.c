@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * mxaccel quantize: an fp32 or bf16 matrix file to MX element codes and
- * E8M0 scales (bit-exact with torchao to_mx).
+ * E8M0 scales (bit-exact with torchao to_mx), or to NVFP4 codes and UE4M3
+ * scales (--recipe nvfp4, bit-exact with torchao nvfp4_quantize).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,14 +14,16 @@ static const char usage[] =
 "                        --out-data FILE --out-scale FILE [options]\n"
 "\n"
 "  --elem E            element type: e4m3 e5m2 e2m3 e3m2 e2m1\n"
-"  --mode M            scale mode: floor rceil ceil even\n"
-"  --recipe NAME       sets --elem and --mode (e.g. mxfp8, mxfp4_rceil)\n"
+"  --mode M            scale mode: floor rceil ceil even (E8M0), nvfp4 (UE4M3)\n"
+"  --recipe NAME       sets --elem and --mode (e.g. mxfp8, mxfp4_rceil, nvfp4)\n"
+"  --tensor-scale X    nvfp4 only: the fp32 per-tensor scale of two-level\n"
+"                      scaling (decimal or C99 hex float)\n"
 "  --rows R            rows of the matrix\n"
-"  --cols C            columns (K, contiguous), a multiple of 32\n"
+"  --cols C            columns (K, contiguous), a multiple of 32 (nvfp4: 16)\n"
 "  --in FILE           R x C values, row-major\n"
 "  --in-dtype T        f32 (default) or bf16\n"
 "  --out-data FILE     element codes, R rows of C bytes (e2m1: C/2, packed)\n"
-"  --out-scale FILE    E8M0 scales, R x C/32 bytes (plain)\n"
+"  --out-scale FILE    scales, R x C/32 bytes (nvfp4: R x C/16 UE4M3) (plain)\n"
 "  --scale-layout L    plain (default) or swizzled (128x4 tiles, padded)\n"
 "  --device D          cpu, accel:N, cuda:N, auto (default: $MXACCEL_DEVICE or auto)\n"
 "  --kernel P          auto (default), native or emulated\n";
@@ -35,11 +38,12 @@ int cmd_quantize(int argc, char **argv)
 	struct mxa_recipe recipe;
 	uint32_t rows = 0, cols = 0;
 	const char *in = NULL, *out_data = NULL, *out_scale = NULL;
-	const char *device = NULL;
+	const char *device = NULL, *tensor_scale = NULL;
 	struct cli_opt opts[] = {
 		CLI_OPTION("elem", CLI_ELEM, &elem),
 		CLI_OPTION("mode", CLI_MODE, &mode),
 		CLI_OPTION("recipe", CLI_RECIPE, &recipe),
+		CLI_OPTION("tensor-scale", CLI_STR, &tensor_scale),
 		CLI_REQUIRED("rows", CLI_U32, &rows),
 		CLI_REQUIRED("cols", CLI_U32, &cols),
 		CLI_REQUIRED("in", CLI_STR, &in),
@@ -55,7 +59,9 @@ int cmd_quantize(int argc, char **argv)
 	struct mxa_buffer *src_buf = NULL, *data_buf = NULL, *scale_buf = NULL;
 	struct mxa_device *dev = NULL;
 	size_t in_bytes, data_bytes, scale_bytes;
+	enum mxa_scale_type st;
 	struct mxa_op_desc desc;
+	float ts;
 	struct mxa_dense src;
 	struct mxa_matrix dst;
 	char what[128];
@@ -64,16 +70,23 @@ int cmd_quantize(int argc, char **argv)
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-	if (cli_resolve_recipe(opts, &elem, &mode, true) ||
-	    cli_check_k("cols", cols))
+	if (cli_resolve_recipe(opts, &elem, &mode, true))
 		return CLI_EXIT_ERROR;
+	st = cli_scale_type(opts, mode);
+	if (cli_tensor_scale(opts, st, &ts) ||
+	    cli_check_k_block("cols", cols, st == MXA_SCALE_UE4M3 ?
+			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE))
+		return CLI_EXIT_ERROR;
+	dst = (struct mxa_matrix) {
+		.elem = elem, .scale_type = st, .tensor_scale = ts,
+		.scale_layout = layout, .rows = rows, .cols = cols,
+	};
 	if (!strcmp(out_data, out_scale)) {
 		cli_error("--out-data and --out-scale both name %s", out_data);
 		return CLI_EXIT_ERROR;
 	}
 	if (cli_dense_bytes(in_dtype, rows, cols, &in_bytes) ||
-	    cli_data_bytes(elem, rows, cols, &data_bytes) ||
-	    cli_scale_bytes(layout, rows, cols, &scale_bytes))
+	    cli_matrix_bytes(&dst, &data_bytes, &scale_bytes))
 		return CLI_EXIT_ERROR;
 
 	if (cli_device_open(device, &dev))
@@ -84,6 +97,7 @@ int cmd_quantize(int argc, char **argv)
 	desc.b_elem = elem;
 	desc.dtype = in_dtype;
 	desc.mode = mode;
+	desc.a_scale_type = st;
 	desc.m = rows;
 	desc.k = cols;
 	ret = CLI_EXIT_ERROR;
@@ -103,10 +117,8 @@ int cmd_quantize(int argc, char **argv)
 	src = (struct mxa_dense) {
 		.buf = src_buf, .dtype = in_dtype, .rows = rows, .cols = cols,
 	};
-	dst = (struct mxa_matrix) {
-		.data = data_buf, .scale = scale_buf, .elem = elem,
-		.scale_layout = layout, .rows = rows, .cols = cols,
-	};
+	dst.data = data_buf;
+	dst.scale = scale_buf;
 	ret = mxa_quantize(dev, &src, &dst, mode, pref);
 	if (ret) {
 		cli_error("mxa_quantize: %s", mxa_strerror(ret));

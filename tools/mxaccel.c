@@ -5,6 +5,7 @@
  * that all of them word their errors the same way.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,16 @@ int cli_resolve_recipe(struct cli_opt *opts, enum mxa_elem *elem,
 	struct cli_opt *m = cli_opt_get(opts, "mode");
 	const struct mxa_recipe *rec = r->val;
 
+	if (r->seen && !m) {
+		if (e->seen && *(enum mxa_elem *)e->val != rec->elem) {
+			cli_error("--recipe %s uses element %s, which conflicts with --elem %s",
+				  r->arg, mxa_elem_name(rec->elem), e->arg);
+			return -1;
+		}
+		*elem = rec->elem;
+		*mode = rec->mode;
+		return 0;
+	}
 	if (r->seen) {
 		if (e->seen && *(enum mxa_elem *)e->val != rec->elem) {
 			cli_error("--recipe %s uses element %s, which conflicts with --elem %s",
@@ -330,8 +341,73 @@ int cli_resolve_recipe(struct cli_opt *opts, enum mxa_elem *elem,
 		return -1;
 	}
 	*elem = *(enum mxa_elem *)e->val;
-	if (m->seen)
+	if (m && m->seen)
 		*mode = *(enum mxa_scale_mode *)m->val;
+	return 0;
+}
+
+enum mxa_scale_type cli_scale_type(struct cli_opt *opts,
+				   enum mxa_scale_mode mode)
+{
+	struct cli_opt *r = cli_opt_get(opts, "recipe");
+
+	if (r && r->seen)
+		return ((const struct mxa_recipe *)r->val)->scale_type;
+	return mode == MXA_SCALE_NVFP4 ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0;
+}
+
+int cli_tensor_scale(struct cli_opt *opts, enum mxa_scale_type type,
+		     float *out)
+{
+	struct cli_opt *t = cli_opt_get(opts, "tensor-scale");
+	const char *s;
+	char *end;
+	float v;
+
+	*out = 0;
+	if (!t || !t->seen)
+		return 0;
+	s = *(const char **)t->val;
+	if (type != MXA_SCALE_UE4M3) {
+		cli_error("--tensor-scale %s: only UE4M3 scales (--recipe nvfp4) take a per-tensor scale",
+			  s);
+		return -1;
+	}
+	errno = 0;
+	v = strtof(s, &end);
+	if (end == s || *end || !isfinite(v) || !(v > 0)) {
+		cli_error("--tensor-scale %s: not a positive finite float (decimal or C99 hex, e.g. 0x1.8p-9)",
+			  s);
+		return -1;
+	}
+	if (errno == ERANGE && v == 0) {
+		cli_error("--tensor-scale %s: below the smallest fp32", s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_matrix_bytes(const struct mxa_matrix *m, size_t *data,
+		     size_t *scale)
+{
+	int ret = mxa_matrix_bytes(m, data, scale);
+
+	if (ret)
+		cli_error("%u x %u %s matrix with %s scales: %s (MXACCEL_DEBUG=1 says which field)",
+			  m->rows, m->cols, mxa_elem_name(m->elem),
+			  mxa_scale_type_name(m->scale_type),
+			  mxa_strerror(ret));
+	return ret ? -1 : 0;
+}
+
+int cli_check_k_block(const char *opt, uint32_t k, uint32_t block)
+{
+	if (!k || k % block) {
+		cli_error("--%s %u: must be a positive multiple of %u (the block size)",
+			  opt, k, block);
+		return -1;
+	}
 	return 0;
 }
 
