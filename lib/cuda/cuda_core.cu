@@ -16,6 +16,7 @@
 #define MXCORE_TABLE __device__
 
 #include <errno.h>
+#include <string.h>
 
 #include <cuda_bf16.h>
 
@@ -545,6 +546,109 @@ static void launch_span(const struct quant_params &p, dim3 grid, cudaStream_t s)
 	}
 }
 
+/* --- NVFP4 (UE4M3 scales, blocks of 16): the core's functions ------------------ */
+
+struct nvfp4_params {
+	struct mx_view mx;
+	const uint8_t *dense;
+	uint64_t dense_stride;
+	int bf16;
+	uint32_t tensor_scale;	/* fp32 bits; 0 = single level */
+};
+
+static uint32_t tensor_scale_bits(const struct mxa_matrix *m)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &m->tensor_scale, sizeof(bits));
+	return bits;
+}
+
+/* One thread per block of 16: mxcore_nvfp4_quantize_block(). */
+__global__ void nvfp4_quantize_kernel(const struct nvfp4_params p)
+{
+	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+	uint64_t total = (uint64_t)p.mx.rows * p.mx.blocks;
+
+	for (; i < total; i += (uint64_t)gridDim.x * blockDim.x) {
+		uint32_t r = (uint32_t)(i / p.mx.blocks);
+		uint32_t b = (uint32_t)(i % p.mx.blocks);
+		const uint8_t *in = p.dense + r * p.dense_stride +
+				    (uint64_t)b * 16 * (p.bf16 ? 2 : 4);
+		uint8_t *codes = (uint8_t *)p.mx.data + r * p.mx.data_stride +
+				 (uint64_t)b * 8;
+		uint32_t x[MXCORE_NVFP4_BLOCK];
+		unsigned int k;
+
+		for (k = 0; k < MXCORE_NVFP4_BLOCK; k++)
+			x[k] = p.bf16 ? (uint32_t)((const uint16_t *)in)[k] << 16 :
+					((const uint32_t *)in)[k];
+		((uint8_t *)p.mx.scale)[scale_index(p.mx, r, b)] =
+			mxcore_nvfp4_quantize_block(x, p.tensor_scale, codes);
+	}
+}
+
+/* One thread per block of 16: mxcore_nvfp4_dequantize(). */
+__global__ void nvfp4_dequantize_kernel(const struct nvfp4_params p)
+{
+	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+	uint64_t total = (uint64_t)p.mx.rows * p.mx.blocks;
+	enum mxcore_dtype dt = p.bf16 ? MXCORE_BF16 : MXCORE_F32;
+
+	for (; i < total; i += (uint64_t)gridDim.x * blockDim.x) {
+		uint32_t r = (uint32_t)(i / p.mx.blocks);
+		uint32_t b = (uint32_t)(i % p.mx.blocks);
+		const uint8_t *codes = p.mx.data + r * p.mx.data_stride +
+				       (uint64_t)b * 8;
+		uint8_t s = p.mx.scale[scale_index(p.mx, r, b)];
+		uint8_t *out = (uint8_t *)p.dense + r * p.dense_stride +
+			       (uint64_t)b * 16 * (p.bf16 ? 2 : 4);
+		unsigned int k;
+
+		for (k = 0; k < MXCORE_NVFP4_BLOCK; k++) {
+			uint32_t v = mxcore_nvfp4_dequantize(
+				mxcore_get_code(MXCORE_E2M1, codes, k), s,
+				p.tensor_scale, dt);
+
+			if (p.bf16)
+				((uint16_t *)out)[k] = (uint16_t)v;
+			else
+				((uint32_t *)out)[k] = v;
+		}
+	}
+}
+
+static int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
+			bool quantize)
+{
+	struct nvfp4_params p;
+	uint64_t total;
+
+	p.mx = view(&job->a);
+	p.dense = cuda_ptr(job->dense.buf, job->dense.offset);
+	p.dense_stride = mxa__dense_stride(&job->dense);
+	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	p.tensor_scale = tensor_scale_bits(&job->a);
+	total = (uint64_t)p.mx.rows * p.mx.blocks;
+	if (!quantize) {
+		nvfp4_dequantize_kernel<<<grid_1d(total, 128), 128, 0,
+					  cd->stream>>>(p);
+		return 0;
+	}
+	if (p.mx.swizzled) {
+		/* Padding entries are written as 0, like to_blocked(). */
+		cudaError_t e = cudaMemsetAsync((uint8_t *)p.mx.scale, 0,
+						mxcore_swizzle_bytes(p.mx.rows,
+								     p.mx.blocks),
+						cd->stream);
+
+		if (e != cudaSuccess)
+			return cuda_fail(e, "quantize: memset");
+	}
+	nvfp4_quantize_kernel<<<grid_1d(total, 128), 128, 0, cd->stream>>>(p);
+	return 0;
+}
+
 int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 {
 	struct quant_params p;
@@ -552,6 +656,8 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job)
 	uint64_t total, segs, spans;
 	unsigned int nb;
 
+	if (job->a.scale_type == MXA_SCALE_UE4M3)
+		return launch_nvfp4(cd, job, true);
 	p.src = cuda_ptr(job->dense.buf, job->dense.offset);
 	p.src_stride = mxa__dense_stride(&job->dense);
 	p.src_bf16 = job->dense.dtype == MXA_DTYPE_BF16;
@@ -663,6 +769,8 @@ static int launch_dequantize(struct cuda_device *cd, const struct mx_view &src,
 
 int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job)
 {
+	if (job->a.scale_type == MXA_SCALE_UE4M3)
+		return launch_nvfp4(cd, job, false);
 	return launch_dequantize(cd, view(&job->a),
 				 cuda_ptr(job->dense.buf, job->dense.offset),
 				 mxa__dense_stride(&job->dense),

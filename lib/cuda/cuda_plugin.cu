@@ -225,6 +225,8 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.native = true,
 		.exact = true,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
 	{	/* K_DEQUANTIZE */
 		.name = "cuda-dequantize",
@@ -233,6 +235,8 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.native = true,
 		.exact = true,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
 	{	/* K_EXACT */
 		.name = "cuda-exact",
