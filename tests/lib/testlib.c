@@ -566,3 +566,64 @@ bool test_supports(struct mxa_device *dev, const struct mxa_op_desc *d,
 	}
 	return cap.support != MXA_SUPPORT_NONE;
 }
+
+bool test_has_native(struct mxa_device *dev, enum mxa_op op)
+{
+	struct mxa_op_desc d = {
+		.op = op, .a_elem = MXA_ELEM_E4M3, .b_elem = MXA_ELEM_E4M3,
+		.m = 4, .n = 3, .k = 64,
+	};
+
+	return test_supports(dev, &d, MXA_PREF_NATIVE);
+}
+
+int test_native_ret(struct mxa_device *dev, enum mxa_op op)
+{
+	return test_has_native(dev, op) ? 0 : -EOPNOTSUPP;
+}
+
+void test_req_init(struct mxa_device *dev, struct test_req *r)
+{
+	static const uint8_t one_e4m3 = 0x38, one_e2m1 = 0x2;
+	uint8_t ad[4 * 64], bd[3 * 32], sc[16];
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < sizeof(ad); i++)
+		ad[i] = one_e4m3;
+	for (i = 0; i < sizeof(bd); i++)
+		bd[i] = one_e2m1 | one_e2m1 << 4;
+	memset(sc, 127, sizeof(sc));
+	if (mxa_buffer_alloc(dev, sizeof(ad), &r->ab) ||
+	    mxa_buffer_alloc(dev, 8, &r->as) ||
+	    mxa_buffer_alloc(dev, sizeof(bd), &r->bb) ||
+	    mxa_buffer_alloc(dev, 6, &r->bs) ||
+	    mxa_buffer_alloc(dev, 4 * 3 * 4, &r->cb)) {
+		fprintf(stderr, "FAIL: cannot allocate the request\n");
+		exit(1);
+	}
+	mxa_buffer_write(r->ab, 0, ad, sizeof(ad));
+	mxa_buffer_write(r->as, 0, sc, 8);
+	mxa_buffer_write(r->bb, 0, bd, sizeof(bd));
+	mxa_buffer_write(r->bs, 0, sc, 6);
+	r->a = (struct mxa_matrix){
+		.data = r->ab, .scale = r->as, .elem = MXA_ELEM_E4M3,
+		.scale_layout = MXA_LAYOUT_PLAIN, .rows = 4, .cols = 64,
+	};
+	r->b = (struct mxa_matrix){
+		.data = r->bb, .scale = r->bs, .elem = MXA_ELEM_E2M1,
+		.scale_layout = MXA_LAYOUT_PLAIN, .rows = 3, .cols = 64,
+	};
+	r->c = (struct mxa_dense){
+		.buf = r->cb, .dtype = MXA_DTYPE_F32, .rows = 4, .cols = 3,
+	};
+}
+
+void test_req_free(struct test_req *r)
+{
+	mxa_buffer_free(r->ab);
+	mxa_buffer_free(r->as);
+	mxa_buffer_free(r->bb);
+	mxa_buffer_free(r->bs);
+	mxa_buffer_free(r->cb);
+}

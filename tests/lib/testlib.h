@@ -217,4 +217,24 @@ bool test_is_cpu(struct mxa_device *dev);
 bool test_supports(struct mxa_device *dev, const struct mxa_op_desc *d,
 		   enum mxa_pref pref);
 
+/* Does dev have a NATIVE kernel for op (e4m3 x e4m3 for gemm)? */
+bool test_has_native(struct mxa_device *dev, enum mxa_op op);
+/* What a call under NATIVE returns on dev: 0, or -EOPNOTSUPP if refused. */
+int test_native_ret(struct mxa_device *dev, enum mxa_op op);
+
+/*
+ * A valid GEMM request on dev: A 4 x 64 e4m3 (all 1.0), B 3 x 64 e2m1
+ * (all 1.0), unit scales, C 4 x 3 fp32, each in its own buffer, so that
+ * C = 64 everywhere.  test_req_init() exits with a failure if it cannot
+ * allocate.
+ */
+struct test_req {
+	struct mxa_matrix a, b;
+	struct mxa_dense c;
+	struct mxa_buffer *ab, *as, *bb, *bs, *cb;
+};
+
+void test_req_init(struct mxa_device *dev, struct test_req *r);
+void test_req_free(struct test_req *r);
+
 #endif /* MXA_TESTLIB_H */
