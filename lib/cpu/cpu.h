@@ -62,6 +62,8 @@ static inline uint8_t *cpu_dense_row(const struct mxa_dense *d, uint32_t row)
 /* cpu_quant.c: row kernels of the device's ISA over the pool. */
 int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job);
 int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job);
+/* cpu_colwise.c: mxa_quantize_colwise(). */
+int cpu_quantize_colwise(struct mxa_device *dev, const struct mxa_job *job);
 /* cpu_nvfp4.c: row r of a UE4M3 (NVFP4) quantize / dequantize job. */
 void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r);
 void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r);

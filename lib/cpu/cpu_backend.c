@@ -161,6 +161,17 @@ static const struct mxa_kernel cpu_kernels[] = {
 		.run = cpu_quantize,
 	},
 	{
+		.name = "cpu-quantize-colwise",
+		.summary = "column-wise quantization: blocks gathered down src's columns through the core's block quantizer, bit-exact with quantizing the transpose",
+		.op = MXA_OP_QUANTIZE_COLWISE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.run = cpu_quantize_colwise,
+	},
+	{
 		.name = "cpu-dequantize",
 		.summary = "dequantization rows in the device's ISA (NVFP4: scalar), bit-exact with torchao",
 		.op = MXA_OP_DEQUANTIZE,

@@ -553,6 +553,7 @@ struct nvfp4_params {
 	const uint8_t *dense;
 	uint64_t dense_stride;
 	int bf16;
+	int ue4m3;		/* NVFP4 (else E8M0 scales: column-wise only) */
 	uint32_t tensor_scale;	/* fp32 bits; 0 = single level */
 };
 
@@ -628,6 +629,7 @@ static int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 	p.dense = cuda_ptr(job->dense.buf, job->dense.offset);
 	p.dense_stride = mxa__dense_stride(&job->dense);
 	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	p.ue4m3 = 1;
 	p.tensor_scale = tensor_scale_bits(&job->a);
 	total = (uint64_t)p.mx.rows * p.mx.blocks;
 	if (!quantize) {
@@ -646,6 +648,68 @@ static int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 			return cuda_fail(e, "quantize: memset");
 	}
 	nvfp4_quantize_kernel<<<grid_1d(total, 128), 128, 0, cd->stream>>>(p);
+	return 0;
+}
+
+/*
+ * Column-wise: one thread per block of dst (row r = src column r), its
+ * elements gathered down that column, through the core's block quantizer.
+ */
+__global__ void quantize_colwise_kernel(const struct nvfp4_params p, int mode)
+{
+	uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+	uint64_t total = (uint64_t)p.mx.rows * p.mx.blocks;
+	uint32_t block = p.ue4m3 ? MXCORE_NVFP4_BLOCK : MXCORE_BLOCK;
+
+	for (; i < total; i += (uint64_t)gridDim.x * blockDim.x) {
+		/* Consecutive threads take consecutive columns: coalesced. */
+		uint32_t r = (uint32_t)(i % p.mx.rows);
+		uint32_t b = (uint32_t)(i / p.mx.rows);
+		uint8_t *codes = (uint8_t *)p.mx.data + r * p.mx.data_stride +
+				 (uint64_t)b * mxcore_row_bytes(p.mx.elem, block);
+		uint32_t x[MXCORE_BLOCK];
+		unsigned int k;
+		uint8_t s;
+
+		for (k = 0; k < block; k++) {
+			const uint8_t *row = p.dense + ((uint64_t)b * block + k) *
+						       p.dense_stride;
+
+			x[k] = p.bf16 ? (uint32_t)((const uint16_t *)row)[r] << 16 :
+					((const uint32_t *)row)[r];
+		}
+		s = p.ue4m3 ? mxcore_nvfp4_quantize_block(x, p.tensor_scale, codes) :
+		    mxcore_quantize_block((enum mxcore_elem)p.mx.elem,
+					  (enum mxcore_mode)mode, x, codes);
+		((uint8_t *)p.mx.scale)[scale_index(p.mx, r, b)] = s;
+	}
+}
+
+int cuda_launch_quantize_colwise(struct cuda_device *cd,
+				 const struct mxa_job *job)
+{
+	struct nvfp4_params p;
+	uint64_t total;
+
+	p.mx = view(&job->a);
+	p.dense = cuda_ptr(job->dense.buf, job->dense.offset);
+	p.dense_stride = mxa__dense_stride(&job->dense);
+	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	p.ue4m3 = job->a.scale_type == MXA_SCALE_UE4M3;
+	p.tensor_scale = tensor_scale_bits(&job->a);
+	total = (uint64_t)p.mx.rows * p.mx.blocks;
+	if (p.mx.swizzled) {
+		/* Padding entries are written as 0, like to_blocked(). */
+		cudaError_t e = cudaMemsetAsync((uint8_t *)p.mx.scale, 0,
+						mxcore_swizzle_bytes(p.mx.rows,
+								     p.mx.blocks),
+						cd->stream);
+
+		if (e != cudaSuccess)
+			return cuda_fail(e, "quantize_colwise: memset");
+	}
+	quantize_colwise_kernel<<<grid_1d(total, 128), 128, 0, cd->stream>>>(
+		p, job->mode);
 	return 0;
 }
 

@@ -64,6 +64,8 @@ int cuda_fail(cudaError_t e, const char *what);
 
 /* cuda_core.cu */
 int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job);
+int cuda_launch_quantize_colwise(struct cuda_device *cd,
+				 const struct mxa_job *job);
 int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job);
 int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job);
 /*

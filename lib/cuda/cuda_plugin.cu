@@ -214,6 +214,7 @@ enum {
 	K_EXACT,
 	K_SM90,
 	K_CUBLAS,
+	K_QUANTIZE_COLWISE,
 };
 
 /* In the order of the enum above (C++ has no array designators). */
@@ -264,6 +265,16 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.rank = 5,
 		.reject = reject_cublas,
 	},
+	{	/* K_QUANTIZE_COLWISE */
+		.name = "cuda-quantize-colwise",
+		.summary = "column-wise quantization: the core's block quantizer on blocks gathered down the source's columns, bit-exact with quantizing the transpose",
+		.op = MXA_OP_QUANTIZE_COLWISE,
+		.native = true,
+		.exact = true,
+		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -279,6 +290,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_sm90(cd, &w->job);
 	case K_CUBLAS:
 		return cuda_launch_gemm_cublas(cd, &w->job);
+	case K_QUANTIZE_COLWISE:
+		return cuda_launch_quantize_colwise(cd, &w->job);
 	}
 	return -EINVAL;
 }

@@ -100,6 +100,7 @@ enum mxa_op {
 	MXA_OP_QUANTIZE = 0,
 	MXA_OP_DEQUANTIZE = 1,
 	MXA_OP_GEMM = 2,
+	MXA_OP_QUANTIZE_COLWISE = 3,	/* since 0.2: mxa_quantize_colwise() */
 };
 
 /*
@@ -171,7 +172,7 @@ enum mxa_support {
 /* Description of an operation, without buffers (for plans and queries). */
 struct mxa_op_desc {
 	enum mxa_op op;
-	enum mxa_elem a_elem;	/* quantize: target; dequantize: source */
+	enum mxa_elem a_elem;	/* quantize(_colwise): target; dequantize: source */
 	enum mxa_elem b_elem;	/* gemm only */
 	enum mxa_dtype dtype;	/* gemm: C; quantize: source; dequant: out */
 	enum mxa_scale_mode mode; /* quantize only */
@@ -340,6 +341,17 @@ int mxa_quantize(struct mxa_device *dev, const struct mxa_dense *src,
 		 enum mxa_pref pref);
 int mxa_dequantize(struct mxa_device *dev, const struct mxa_matrix *src,
 		   const struct mxa_dense *dst, enum mxa_pref pref);
+/*
+ * Since 0.2: column-wise quantization (torchao's dim1 cast, for the
+ * transposed operand of training): dst is src's transpose quantized,
+ * dst->rows = src->cols and dst->cols = src->rows, blocks running down
+ * src's columns; bit-exact with mxa_quantize() of the transpose (to_mx()
+ * / nvfp4_quantize() of src.t()), for every scale type.  Its plans and
+ * queries use MXA_OP_QUANTIZE_COLWISE with m = dst rows, k = dst cols.
+ */
+int mxa_quantize_colwise(struct mxa_device *dev, const struct mxa_dense *src,
+			 const struct mxa_matrix *dst,
+			 enum mxa_scale_mode mode, enum mxa_pref pref);
 int mxa_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 	     const struct mxa_matrix *b, const struct mxa_dense *c,
 	     uint32_t flags, enum mxa_pref pref);

@@ -19,6 +19,8 @@ static const char *op_name(enum mxa_op op)
 		return "dequantize";
 	case MXA_OP_GEMM:
 		return "gemm";
+	case MXA_OP_QUANTIZE_COLWISE:
+		return "quantize_colwise";
 	}
 	return "?";
 }
@@ -81,7 +83,7 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 		return mxa__err(-EINVAL, "unknown kernel preference %d",
 				(int)pref);
 	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
-	    d->op != MXA_OP_GEMM)
+	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE)
 		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
 	for (i = 0; i < MXA_ARRAY_SIZE(d->reserved); i++)
 		if (d->reserved[i])
@@ -95,7 +97,7 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 	if (d->dtype != MXA_DTYPE_F32 && d->dtype != MXA_DTYPE_BF16)
 		return mxa__err(-EINVAL, "%s: unknown dtype %d", op_name(d->op),
 				(int)d->dtype);
-	if (d->op == MXA_OP_QUANTIZE) {
+	if (d->op == MXA_OP_QUANTIZE || d->op == MXA_OP_QUANTIZE_COLWISE) {
 		bool ue4m3 = d->a_scale_type == MXA_SCALE_UE4M3;
 
 		if ((unsigned int)d->mode > MXA_SCALE_NVFP4)
@@ -245,7 +247,7 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 		key.b_elem = 0;
 		key.b_scale_type = 0;
 	}
-	if (desc->op != MXA_OP_QUANTIZE)
+	if (desc->op != MXA_OP_QUANTIZE && desc->op != MXA_OP_QUANTIZE_COLWISE)
 		key.mode = 0;
 	ret = check_desc(&key, pref);
 	if (!ret)

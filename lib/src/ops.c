@@ -164,6 +164,52 @@ MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
 }
 MXA_SYMVER(mxa_quantize, "MXACCEL_0.2");
 
+/* src [R x C] row-major into dst [C x R]: the transpose, quantized. */
+MXA_EXPORT int mxa_quantize_colwise(struct mxa_device *dev,
+				    const struct mxa_dense *src,
+				    const struct mxa_matrix *dst,
+				    enum mxa_scale_mode mode, enum mxa_pref pref)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct extent ed, es, ein;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "quantize_colwise: dev is NULL");
+	ret = mxa__check_dense(dev, "quantize_colwise: src", src);
+	if (!ret)
+		ret = mxa__check_matrix(dev, "quantize_colwise: dst", dst);
+	if (ret)
+		return ret;
+	if (src->rows != dst->cols || src->cols != dst->rows)
+		return mxa__err(-EINVAL,
+				"quantize_colwise: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
+				src->rows, src->cols, src->cols, src->rows,
+				dst->rows, dst->cols);
+	ed = data_extent(dst);
+	es = scale_extent(dst);
+	ein = dense_extent(src);
+	ret = check_overlap("quantize_colwise", &ed, "dst data", &ein, "src");
+	if (!ret)
+		ret = check_overlap("quantize_colwise", &es, "dst scale", &ein,
+				    "src");
+	if (!ret)
+		ret = check_overlap("quantize_colwise", &ed, "dst data", &es,
+				    "dst scale");
+	if (ret)
+		return ret;
+
+	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE_COLWISE,
+				     .a_elem = dst->elem, .dtype = src->dtype,
+				     .mode = mode, .m = dst->rows,
+				     .k = dst->cols,
+				     .a_scale_type = dst->scale_type };
+	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE_COLWISE, .a = *dst,
+				.dense = *src, .mode = mode };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
 MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 			      const struct mxa_matrix *src,
 			      const struct mxa_dense *dst, enum mxa_pref pref)

@@ -256,7 +256,7 @@ else
 			fi
 		done
 	done
-	bin=$build/tests/test_api
+	bin=$build/tests/test_api_devices
 	if [ ! -x "$bin" ]; then
 		fail "$bin not built (make tests)"
 	else
@@ -264,9 +264,9 @@ else
 		rc=$?
 		if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] &&
 		   grep -q 'cuda:0' "$tmp/t.log"; then
-			ok "test_api with MXACCEL_TEST_DEVICE=cuda:0 fails (exit $rc): $(grep -m 1 'cuda:0' "$tmp/t.log")"
+			ok "test_api_devices with MXACCEL_TEST_DEVICE=cuda:0 fails (exit $rc): $(grep -m 1 'cuda:0' "$tmp/t.log")"
 		else
-			fail "test_api with MXACCEL_TEST_DEVICE=cuda:0: exit $rc, want a failure naming cuda:0: $(tail -n 1 "$tmp/t.log")"
+			fail "test_api_devices with MXACCEL_TEST_DEVICE=cuda:0: exit $rc, want a failure naming cuda:0: $(tail -n 1 "$tmp/t.log")"
 		fi
 	fi
 fi
