@@ -197,8 +197,10 @@ CLI_OBJS := $(patsubst tools/%.c,$(BUILD)/tools/%.o,\
 # The CLI alone links OpenBLAS: `mxaccel bench` measures SGEMM beside the
 # library's GEMM.  The library never depends on it.  Likewise oneDNN
 # (libdnnl-dev, OpenMP build) where its header is installed; without it
-# the bench says "oneDNN not available" (tools/bench_dnnl.c).
-CLI_LIBS := -lopenblas $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),-ldnnl -lgomp)
+# the bench says "oneDNN not available" (tools/bench_dnnl.c).  Deferred
+# (=, not :=): make deps may install the header after this Makefile is
+# read, and the link must then see what the compile saw.
+CLI_LIBS = -lopenblas $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),-ldnnl -lgomp)
 
 $(CLI): $(CLI_OBJS) $(SHLIB)
 	@mkdir -p $(dir $@)
