@@ -35,7 +35,15 @@ static const char usage[] =
 "  --c-in FILE         accumulate: C = C_in + A * B^T (C_in has --out-dtype)\n"
 "  --device D          cpu, accel:N, cuda:N, auto (default: $MXACCEL_DEVICE or auto)\n"
 "  --kernel P          auto (default), native or emulated (exact)\n"
-"  --explain           print the kernel plan before running\n";
+"  --explain           print the kernel plan before running\n"
+"  --groups E0,E1,...  grouped GEMM (torch._scaled_grouped_mm): the groups'\n"
+"                      cumulative ends (torch's offs), along M or K:\n"
+"  --group-kind KIND   m (default, 2d x 3d): A is total_M x K (--m total_M),\n"
+"                      B holds one N x K matrix per group (count * N rows),\n"
+"                      C is total_M x N; k (2d x 2d): A is M x total_K,\n"
+"                      B is N x total_K (--k total_K), C is count stacked\n"
+"                      M x N.  Swizzled scales are laid out per group as\n"
+"                      torchao's (Documentation/library.rst)\n";
 
 /* One operand's options: --X-elem, --X-recipe, --X-tensor-scale. */
 struct operand_opts {
@@ -101,11 +109,110 @@ static int operand_format(struct cli_opt *opts, struct operand_opts *o,
 	return 0;
 }
 
+/* --groups: the ends, and which dimension they split. */
+struct groups_opts {
+	const char *list;
+	const char *kind_name;
+	enum mxa_group_kind kind;
+	uint32_t count;
+	int32_t *ends;
+};
+
+static int parse_groups(struct groups_opts *g)
+{
+	const char *p = g->list;
+	long prev = 0;
+	char *end;
+
+	if (!g->kind_name || !strcmp(g->kind_name, "m")) {
+		g->kind = MXA_GROUP_2D_3D;
+	} else if (!strcmp(g->kind_name, "k")) {
+		g->kind = MXA_GROUP_2D_2D;
+	} else {
+		cli_error("--group-kind %s: m (2d x 3d, groups along M) or k (2d x 2d, along K)",
+			  g->kind_name);
+		return -1;
+	}
+	if (!g->list)
+		return 0;
+	g->ends = calloc(MXA_GROUPS_MAX, sizeof(*g->ends));
+	if (!g->ends) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (;;) {
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || errno || v < prev || v > INT32_MAX ||
+		    (*end && *end != ',')) {
+			cli_error("--groups %s: not a list of non-decreasing group ends >= 0 (e.g. 0,3,3,10)",
+				  g->list);
+			return -1;
+		}
+		if (g->count == MXA_GROUPS_MAX) {
+			cli_error("--groups: more than %d groups", MXA_GROUPS_MAX);
+			return -1;
+		}
+		g->ends[g->count++] = (int32_t)v;
+		prev = v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+static uint64_t round_up(uint64_t x, uint64_t m)
+{
+	return (x + m - 1) / m * m;
+}
+
+/*
+ * Bytes of a grouped operand's files: its rows (all groups), and its
+ * scales, plain or swizzled per group (torchao's layouts).  side: 'a' or
+ * 'b'; rows / cols as the library sees the operand (b of 2d x 3d: one
+ * group's N rows).
+ */
+static int grouped_bytes(const struct groups_opts *g, char side,
+			 const struct mxa_matrix *mat, size_t *data,
+			 size_t *scale)
+{
+	uint32_t block = mat->scale_type == MXA_SCALE_UE4M3 ?
+			 MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE;
+	uint64_t rows = mat->rows, blocks = mat->cols / block, bytes = 0;
+	bool stack = g->kind == MXA_GROUP_2D_3D && side == 'b';
+	uint32_t i;
+
+	if (stack)
+		rows *= g->count;
+	*data = rows * (mat->elem == MXA_ELEM_E2M1 ? mat->cols / 2 : mat->cols);
+	if (mat->scale_layout == MXA_LAYOUT_PLAIN) {
+		*scale = rows * blocks;
+		return 0;
+	}
+	for (i = 0; i < g->count; i++) {
+		int32_t lo = i ? g->ends[i - 1] : 0;
+		uint64_t size = (uint64_t)(g->ends[i] - lo);
+
+		if (stack)
+			bytes += round_up(mat->rows, 128) * round_up(blocks, 4);
+		else if (g->kind == MXA_GROUP_2D_3D)
+			bytes += round_up(size, 128) * round_up(blocks, 4);
+		else
+			bytes += round_up(mat->rows, 128) *
+				 round_up(size / block, 4);
+	}
+	*scale = bytes;
+	return 0;
+}
+
 /* The codes and scales of one operand, whose format mat already holds. */
 static int load_operand(struct mxa_device *dev, const char *name,
 			const char *data_path, const char *scale_path,
 			enum mxa_scale_layout layout, uint32_t rows,
-			uint32_t k, struct mxa_matrix *mat)
+			uint32_t k, const struct groups_opts *g,
+			struct mxa_matrix *mat)
 {
 	size_t data_bytes, scale_bytes;
 	char opt[16], what[128];
@@ -115,14 +222,16 @@ static int load_operand(struct mxa_device *dev, const char *name,
 	mat->cols = k;
 	if (cli_matrix_bytes(mat, &data_bytes, &scale_bytes))
 		return -1;
-	snprintf(what, sizeof(what), "%u x %u %s codes", rows, k,
-		 mxa_elem_name(mat->elem));
+	if (g->count)
+		grouped_bytes(g, name[0], mat, &data_bytes, &scale_bytes);
+	snprintf(what, sizeof(what), "%zu bytes of %s codes (%u x %u%s)",
+		 data_bytes, mxa_elem_name(mat->elem), rows, k,
+		 g->count && name[0] == 'b' && g->kind == MXA_GROUP_2D_3D ?
+		 " per group" : "");
 	if (cli_buffer_load(dev, name, data_path, data_bytes, what, &mat->data))
 		return -1;
 	snprintf(opt, sizeof(opt), "%s-scale", name);
-	snprintf(what, sizeof(what), "%u x %u %s %s scales", rows,
-		 k / (mat->scale_type == MXA_SCALE_UE4M3 ?
-		      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE),
+	snprintf(what, sizeof(what), "%zu bytes of %s %s scales", scale_bytes,
 		 mxa_layout_name(layout), mxa_scale_type_name(mat->scale_type));
 	if (cli_buffer_load(dev, opt, scale_path, scale_bytes, what,
 			    &mat->scale))
@@ -134,6 +243,7 @@ int cmd_gemm(int argc, char **argv)
 {
 	struct operand_opts oa = { .name = "a", .elem = MXA_ELEM_E4M3 };
 	struct operand_opts ob = { .name = "b", .elem = MXA_ELEM_E4M3 };
+	struct groups_opts groups = { 0 };
 	enum mxa_dtype out_dtype = MXA_DTYPE_F32;
 	enum mxa_scale_layout layout = MXA_LAYOUT_PLAIN;
 	enum mxa_pref pref = MXA_PREF_AUTO;
@@ -162,11 +272,14 @@ int cmd_gemm(int argc, char **argv)
 		CLI_OPTION("device", CLI_STR, &device),
 		CLI_OPTION("kernel", CLI_PREF, &pref),
 		CLI_OPTION("explain", CLI_FLAG, &explain),
+		CLI_OPTION("groups", CLI_STR, &groups.list),
+		CLI_OPTION("group-kind", CLI_STR, &groups.kind_name),
 		CLI_END,
 	};
 	struct mxa_matrix ma = { 0 }, mb = { 0 };
 	struct cli_out out = CLI_OUT_INIT;
-	struct mxa_buffer *c_buf = NULL;
+	struct mxa_buffer *c_buf = NULL, *ends_buf = NULL;
+	uint32_t c_rows;
 	struct mxa_device *dev = NULL;
 	struct mxa_op_desc desc;
 	struct mxa_dense c;
@@ -178,19 +291,37 @@ int cmd_gemm(int argc, char **argv)
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+	if (parse_groups(&groups)) {
+		free(groups.ends);
+		return CLI_EXIT_ERROR;
+	}
+	c_rows = m;
+	if (groups.count && groups.kind == MXA_GROUP_2D_2D) {
+		if ((uint64_t)groups.count * m > UINT32_MAX) {
+			cli_error("--groups: %u groups of %u rows make too tall a C",
+				  groups.count, m);
+			free(groups.ends);
+			return CLI_EXIT_ERROR;
+		}
+		c_rows = groups.count * m;
+	}
 	if (operand_format(opts, &oa, &ma) || operand_format(opts, &ob, &mb) ||
 	    cli_check_k_block("k", k, ma.scale_type == MXA_SCALE_UE4M3 &&
 			      mb.scale_type == MXA_SCALE_UE4M3 ?
 			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE) ||
-	    cli_dense_bytes(out_dtype, m, n, &c_bytes))
+	    cli_dense_bytes(out_dtype, c_rows, n, &c_bytes)) {
+		free(groups.ends);
 		return CLI_EXIT_ERROR;
+	}
 	if (c_in)
 		flags |= MXA_GEMM_ACCUMULATE;
 
-	if (cli_device_open(device, &dev))
+	if (cli_device_open(device, &dev)) {
+		free(groups.ends);
 		return CLI_EXIT_ERROR;
+	}
 	memset(&desc, 0, sizeof(desc));
-	desc.op = MXA_OP_GEMM;
+	desc.op = groups.count ? MXA_OP_GEMM_GROUPED : MXA_OP_GEMM;
 	desc.a_elem = ma.elem;
 	desc.b_elem = mb.elem;
 	desc.a_scale_type = ma.scale_type;
@@ -206,11 +337,16 @@ int cmd_gemm(int argc, char **argv)
 	if (explain && cli_explain(dev, &desc, pref))
 		goto out;
 
-	if (load_operand(dev, "a", a, a_scale, layout, m, k, &ma) ||
-	    load_operand(dev, "b", b, b_scale, layout, n, k, &mb))
+	if (load_operand(dev, "a", a, a_scale, layout, m, k, &groups, &ma) ||
+	    load_operand(dev, "b", b, b_scale, layout, n, k, &groups, &mb))
+		goto out;
+	if (groups.count &&
+	    (cli_buffer_new(dev, (size_t)groups.count * 4, &ends_buf) ||
+	     mxa_buffer_write(ends_buf, 0, groups.ends,
+			      (size_t)groups.count * 4)))
 		goto out;
 	if (c_in) {
-		snprintf(what, sizeof(what), "%u x %u %s values", m, n,
+		snprintf(what, sizeof(what), "%u x %u %s values", c_rows, n,
 			 mxa_dtype_name(out_dtype));
 		if (cli_buffer_load(dev, "c-in", c_in, c_bytes, what, &c_buf))
 			goto out;
@@ -221,11 +357,21 @@ int cmd_gemm(int argc, char **argv)
 		goto out;
 
 	c = (struct mxa_dense) {
-		.buf = c_buf, .dtype = out_dtype, .rows = m, .cols = n,
+		.buf = c_buf, .dtype = out_dtype, .rows = c_rows, .cols = n,
 	};
-	ret = mxa_gemm(dev, &ma, &mb, &c, flags, pref);
+	if (groups.count) {
+		struct mxa_grouped gr = { .kind = groups.kind,
+					  .count = groups.count,
+					  .offsets = ends_buf };
+
+		ret = mxa_gemm_grouped(dev, &ma, &mb, &c, &gr, flags, pref);
+	} else {
+		ret = mxa_gemm(dev, &ma, &mb, &c, flags, pref);
+	}
 	if (ret) {
-		cli_error("mxa_gemm: %s", mxa_strerror(ret));
+		cli_error("%s: %s (MXACCEL_DEBUG=1 says which field)",
+			  groups.count ? "mxa_gemm_grouped" : "mxa_gemm",
+			  mxa_strerror(ret));
 		ret = CLI_EXIT_ERROR;
 		goto out;
 	}
@@ -235,6 +381,8 @@ int cmd_gemm(int argc, char **argv)
 	ret = CLI_EXIT_OK;
 out:
 	cli_out_discard(&out);
+	cli_buffer_free(ends_buf);
+	free(groups.ends);
 	cli_buffer_free(c_buf);
 	cli_buffer_free(mb.scale);
 	cli_buffer_free(mb.data);

@@ -31,7 +31,7 @@ import subprocess
 import sys
 from fractions import Fraction
 
-MX, TMP, SEED = sys.argv[1], sys.argv[2], int(sys.argv[3], 0)
+MX, TMP, SEED = None, None, 0    # set by main() (or an importer)
 M, N, K = 6, 5, 64
 NAN, PINF, NINF = "nan", "+inf", "-inf"
 # OCP MX v1.0: exponent bits, mantissa bits, bias, code bits
@@ -143,13 +143,14 @@ def swizzle_index(blocks, r, c):
 class Operand:
     """rows x K codes with their scales; kind 'nvfp4' or an MX element."""
 
-    def __init__(self, kind, rows, ts_bits=0):
+    def __init__(self, kind, rows, ts_bits=0, cols=None):
         self.kind = kind
         self.rows = rows
+        self.cols = cols or K
         self.elem = "e2m1" if kind == "nvfp4" else kind
         self.block = 16 if kind == "nvfp4" else 32
-        self.blocks = K // self.block
-        self.codes = [[0] * K for _ in range(rows)]
+        self.blocks = self.cols // self.block
+        self.codes = [[0] * self.cols for _ in range(rows)]
         self.scales = [[0] * self.blocks for _ in range(rows)]
         self.ts_bits = ts_bits
 
@@ -170,7 +171,7 @@ class Operand:
         for row in self.codes:
             if self.elem == "e2m1":
                 out += bytes(row[2 * i] | row[2 * i + 1] << 4
-                             for i in range(K // 2))
+                             for i in range(self.cols // 2))
             else:
                 out += bytes(row)
         return bytes(out)
@@ -218,7 +219,7 @@ def fill(rng, op, style):
         row_style = style if style != "mixed" else \
             ["random", "zero", "max", "subnormal", "random",
              "nanscale"][r % 6]
-        for k in range(K):
+        for k in range(op.cols):
             op.codes[r][k] = finite_code(rng, op.elem)
         for b in range(op.blocks):
             if nv:
@@ -233,7 +234,7 @@ def fill(rng, op, style):
             if nv:
                 op.scales[r][op.blocks - 1] = rng.choice([0x00, 0x80])
         elif row_style == "max":
-            for k in range(K):
+            for k in range(op.cols):
                 op.codes[r][k] = FMT[op.elem][3] and \
                     (rng.choice([0x7, 0xF]) if op.elem == "e2m1" else
                      op.codes[r][k])
@@ -253,11 +254,12 @@ def fill(rng, op, style):
             specials = [c for c in range(1 << FMT[op.elem][3])
                         if not isinstance(decode(op.elem, c), Fraction)]
             if specials and r % 2 == 0:
-                op.codes[r][rng.randrange(K)] = rng.choice(specials)
+                op.codes[r][rng.randrange(op.cols)] = rng.choice(specials)
 
 
-def reference(a, b, i, j, cin):
-    """Exact C[i][j]: a Fraction, or NAN / PINF / NINF."""
+def reference(a, b, i, j, cin, k0=0, k1=None):
+    """Exact C[i][j] over K columns [k0, k1): a Fraction, or NAN / PINF /
+    NINF."""
     nan = False
     inf = set()
     total = Fraction(0)
@@ -269,7 +271,7 @@ def reference(a, b, i, j, cin):
                 inf.add(cin)
         else:
             total += cin
-    for k in range(K):
+    for k in range(k0, a.cols if k1 is None else k1):
         ca, sa, ta = a.value(i, k)
         cb, sb, tb = b.value(j, k)
         if NAN in (ca, sa, cb, sb):
@@ -381,6 +383,8 @@ def rand_cin(rng, dtype, specials):
 
 
 def main():
+    global MX, TMP, SEED
+    MX, TMP, SEED = sys.argv[1], sys.argv[2], int(sys.argv[3], 0)
     rng = random.Random(SEED)
     pairs = [("nvfp4", "nvfp4")]
     for e in FMT:
@@ -464,4 +468,5 @@ def main():
     return 1 if failures else 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
