@@ -672,30 +672,51 @@ static void test_query(struct mxa_device *dev)
 	      "AUTO NVFP4 grouped: %d (%s)", cap.support, cap.reason);
 }
 
+/*
+ * A device without a grouped kernel says so and refuses a valid request
+ * with -EOPNOTSUPP, after validating it, and writes nothing.
+ */
+static bool refused(struct mxa_device *dev)
+{
+	struct mxa_op_desc d = { .op = MXA_OP_GEMM_GROUPED,
+				 .a_elem = MXA_ELEM_E4M3,
+				 .b_elem = MXA_ELEM_E4M3, .m = 9, .n = 3,
+				 .k = 64 };
+	struct mxa_capability cap;
+	struct req r;
+
+	CHECK_RET(mxa_query(dev, &d, MXA_PREF_AUTO, &cap), 0);
+	printf("grouped gemm on this device: %s (%s)\n",
+	       mxa_support_name(cap.support), cap.reason);
+	if (cap.support != MXA_SUPPORT_NONE)
+		return false;
+	CHECK(strstr(cap.reason, "gemm_grouped"),
+	      "the refusal does not say what is missing: %s", cap.reason);
+	req_init(dev, &r, MXA_GROUP_2D_3D, MXA_LAYOUT_PLAIN);
+	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 0,
+				    MXA_PREF_AUTO), -EOPNOTSUPP,
+	       "a device without a grouped kernel");
+	r.ends[1] = 1;
+	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 0,
+				    MXA_PREF_AUTO), -EINVAL,
+	       "decreasing ends, validated before dispatch");
+	req_free(&r);
+	return true;
+}
+
 int main(void)
 {
 	struct mxa_device *dev;
 
 	test_seed(20261202);
 	dev = test_open_device();
-	if (!test_is_cpu(dev)) {
-		struct mxa_op_desc d = { .op = MXA_OP_GEMM_GROUPED,
-					 .a_elem = MXA_ELEM_E4M3,
-					 .b_elem = MXA_ELEM_E4M3 };
-		struct mxa_capability cap;
-
-		/* Other devices must answer honestly; none runs it yet. */
-		CHECK_RET(mxa_query(dev, &d, MXA_PREF_AUTO, &cap), 0);
-		printf("grouped gemm on this device: %s (%s)\n",
-		       mxa_support_name(cap.support), cap.reason);
-		mxa_device_close(dev);
-		if (cap.support != MXA_SUPPORT_NONE || test_failures)
-			return test_finish();
-		return TEST_SKIP;
-	}
-	test_query(dev);
+	if (test_is_cpu(dev))
+		test_query(dev);
+	else if (refused(dev))
+		goto out;
 	test_semantics(dev);
 	test_errors(dev);
+out:
 	mxa_device_close(dev);
 	return test_finish();
 }
