@@ -72,6 +72,9 @@ void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r);
 
 /* cpu_exact.c */
 int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);
+/* cpu_exact_weight_only.c */
+int cpu_gemm_weight_only_exact(struct mxa_device *dev,
+			       const struct mxa_job *job);
 
 /* cpu_gemm.c: the native blocked GEMM framework. */
 int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job);

@@ -231,6 +231,17 @@ static const struct mxa_kernel cpu_kernels[] = {
 		.run = cpu_gemm_decode,
 	},
 	{
+		.name = "cpu-weight-only-exact",
+		.summary = "exact weight-only GEMM: A's values as given times B's (MX or NVFP4), every product exact in the core's wide accumulator, one rounding",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.run = cpu_gemm_weight_only_exact,
+	},
+	{
 		.name = "cpu-weight-only",
 		.summary = "weight-only GEMM: B (MX or NVFP4) streamed once and decoded in registers, fp32 FMA sums, A in stripes of 64 rows (error <= (K+2)*2^-24*sum|a*b|)",
 		.op = MXA_OP_GEMM_WEIGHT_ONLY,
