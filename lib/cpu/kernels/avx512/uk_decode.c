@@ -22,7 +22,7 @@
 #include "../../cpu_decode.h"
 
 #define DK __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#define DK_INLINE DK __attribute__((always_inline)) static inline
+#define DK_ALWAYS __attribute__((always_inline))
 
 #define DEC_ROWS 8		/* rows of A per pass: 16 accumulators */
 
@@ -53,7 +53,7 @@ DK static struct fp16_map fp16_map(enum mxcore_elem elem)
 }
 
 /* 32 codes of 8 or 6 bits to fp32 (not yet re-biased or scaled). */
-DK_INLINE void decode_fp16(const struct fp16_map *m, const uint8_t *codes,
+DK DK_ALWAYS static inline void decode_fp16(const struct fp16_map *m, const uint8_t *codes,
 			   __m512 *f0, __m512 *f1)
 {
 	__m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const void *)codes));
@@ -78,7 +78,7 @@ DK_INLINE void decode_fp16(const struct fp16_map *m, const uint8_t *codes,
 }
 
 /* 32 e2m1 codes (16 bytes): even elements to f0, odd ones to f1. */
-DK_INLINE void decode_e2m1(__m512 lut, const uint8_t *codes, __m512 *f0,
+DK DK_ALWAYS static inline void decode_e2m1(__m512 lut, const uint8_t *codes, __m512 *f0,
 			   __m512 *f1)
 {
 	__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)codes));
@@ -88,7 +88,7 @@ DK_INLINE void decode_e2m1(__m512 lut, const uint8_t *codes, __m512 *f0,
 	*f1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
 }
 
-DK_INLINE __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
+DK DK_ALWAYS static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
 {
 	return ue4m3 ? _mm512_mul_ps(f, s) : _mm512_scalef_ps(f, s);
 }
@@ -97,7 +97,7 @@ DK_INLINE __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
  * Rows [0, R) of A against the chunk: R is a constant in each caller, so
  * the accumulators live in registers.
  */
-DK_INLINE void rows_pass(const struct cpu_decode_args *d,
+DK DK_ALWAYS static inline void rows_pass(const struct cpu_decode_args *d,
 			 const struct fp16_map *map, __m512 lut,
 			 const uint8_t *codes, const uint8_t *scales,
 			 const float *a, unsigned int R, float *sums)
