@@ -219,8 +219,8 @@ static struct term b_term(const struct wb *b, uint32_t r, uint32_t k)
 static uint32_t round_exact(__int128 sum, int e, unsigned int mbits)
 {
 	bool neg = sum < 0;
-	unsigned __int128 mag = neg ? -(unsigned __int128)sum :
-					 (unsigned __int128)sum;
+	__uint128_t mag = neg ? -(__uint128_t)sum :
+					 (__uint128_t)sum;
 	unsigned int width = 0, keep = mbits + 1, drop;
 	double v;
 
@@ -229,11 +229,11 @@ static uint32_t round_exact(__int128 sum, int e, unsigned int mbits)
 	while (width < 128 && (mag >> width))
 		width++;
 	if (width > keep) {
-		unsigned __int128 half, rest;
+		__uint128_t half, rest;
 
 		drop = width - keep;
-		half = (unsigned __int128)1 << (drop - 1);
-		rest = mag & (((unsigned __int128)1 << drop) - 1);
+		half = (__uint128_t)1 << (drop - 1);
+		rest = mag & (((__uint128_t)1 << drop) - 1);
 		mag >>= drop;
 		e += (int)drop;
 		if (rest > half || (rest == half && (mag & 1)))
@@ -264,8 +264,8 @@ static bool exact_ref(const uint32_t *a, uint32_t k, const struct wb *b,
 	if (cin)
 		t[n++] = f32_term(*cin);
 	for (q = 0; q < n; q++) {
-		unsigned __int128 mag = t[q].v < 0 ? -(unsigned __int128)t[q].v :
-					(unsigned __int128)t[q].v;
+		__uint128_t mag = t[q].v < 0 ? -(__uint128_t)t[q].v :
+					(__uint128_t)t[q].v;
 		int top = t[q].e;
 
 		while (mag) {

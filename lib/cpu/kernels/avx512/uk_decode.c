@@ -22,7 +22,7 @@
 #include "../../cpu_decode.h"
 
 #define DK __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#define DK_ALWAYS __attribute__((always_inline))
+#define DK_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
 #define DEC_ROWS 8		/* rows of A per pass: 16 accumulators */
 
@@ -53,8 +53,8 @@ DK static struct fp16_map fp16_map(enum mxcore_elem elem)
 }
 
 /* 32 codes of 8 or 6 bits to fp32 (not yet re-biased or scaled). */
-DK DK_ALWAYS static inline void decode_fp16(const struct fp16_map *m, const uint8_t *codes,
-			   __m512 *f0, __m512 *f1)
+DK_INLINE static inline void decode_fp16(const struct fp16_map *m,
+					 const uint8_t *codes, __m512 f[2])
 {
 	__m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const void *)codes));
 	__m512i mag = _mm512_and_si512(w, m->mag_mask);
@@ -63,32 +63,33 @@ DK DK_ALWAYS static inline void decode_fp16(const struct fp16_map *m, const uint
 				 m->sign_shift),
 		_mm512_sll_epi16(mag, m->mag_shift));
 
-	*f0 = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-	*f1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+	f[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+	f[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
 	if (m->e4m3_nan) {
 		__mmask32 nan = _mm512_cmpeq_epi16_mask(mag, m->mag_mask);
 
 		if (nan) {
 			__m512 q = _mm512_set1_ps(__builtin_nanf(""));
 
-			*f0 = _mm512_mask_mov_ps(*f0, (__mmask16)nan, q);
-			*f1 = _mm512_mask_mov_ps(*f1, (__mmask16)(nan >> 16), q);
+			f[0] = _mm512_mask_mov_ps(f[0], (__mmask16)nan, q);
+			f[1] = _mm512_mask_mov_ps(f[1], (__mmask16)(nan >> 16),
+						  q);
 		}
 	}
 }
 
 /* 32 e2m1 codes (16 bytes): even elements to f0, odd ones to f1. */
-DK DK_ALWAYS static inline void decode_e2m1(__m512 lut, const uint8_t *codes, __m512 *f0,
-			   __m512 *f1)
+DK_INLINE static inline void decode_e2m1(__m512 lut, const uint8_t *codes,
+					 __m512 f[2])
 {
 	__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)codes));
 
-	*f0 = _mm512_permutexvar_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)),
-				    lut);
-	*f1 = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
+	f[0] = _mm512_permutexvar_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)),
+				     lut);
+	f[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
 }
 
-DK DK_ALWAYS static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
+DK_INLINE static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
 {
 	return ue4m3 ? _mm512_mul_ps(f, s) : _mm512_scalef_ps(f, s);
 }
@@ -97,7 +98,7 @@ DK DK_ALWAYS static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
  * Rows [0, R) of A against the chunk: R is a constant in each caller, so
  * the accumulators live in registers.
  */
-DK DK_ALWAYS static inline void rows_pass(const struct cpu_decode_args *d,
+DK_INLINE static inline void rows_pass(const struct cpu_decode_args *d,
 			 const struct fp16_map *map, __m512 lut,
 			 const uint8_t *codes, const uint8_t *scales,
 			 const float *a, unsigned int R, float *sums)
@@ -114,10 +115,10 @@ DK DK_ALWAYS static inline void rows_pass(const struct cpu_decode_args *d,
 		acc1[r] = _mm512_setzero_ps();
 	}
 	for (k = 0; k < full; k += 32) {
-		__m512 f0, f1, s;
+		__m512 f[2], s;
 
 		if (e2m1) {
-			decode_e2m1(lut, codes + k / 2, &f0, &f1);
+			decode_e2m1(lut, codes + k / 2, f);
 			if (d->bs == 16)
 				s = _mm512_mask_blend_ps(0xff00,
 					_mm512_set1_ps(t[scales[k / 16]]),
@@ -125,18 +126,18 @@ DK DK_ALWAYS static inline void rows_pass(const struct cpu_decode_args *d,
 			else
 				s = _mm512_set1_ps(t[scales[k / 32]]);
 		} else {
-			decode_fp16(map, codes + k, &f0, &f1);
+			decode_fp16(map, codes + k, f);
 			s = _mm512_set1_ps(t[scales[k / 32]]);
 		}
-		f0 = scale_by(f0, s, d->ue4m3);
-		f1 = scale_by(f1, s, d->ue4m3);
+		f[0] = scale_by(f[0], s, d->ue4m3);
+		f[1] = scale_by(f[1], s, d->ue4m3);
 		#pragma GCC unroll 8
 		for (r = 0; r < R; r++) {
 			const float *ar = a + r * d->lda + k;
 
-			acc0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar), f0,
+			acc0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar), f[0],
 						  acc0[r]);
-			acc1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar + 16), f1,
+			acc1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar + 16), f[1],
 						  acc1[r]);
 		}
 	}
