@@ -440,7 +440,8 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 	float *tmp;
 	int ret;
 
-	g->lda = (g->k + 15) & ~(size_t)15;
+	/* Rows one cache line apart from 4 KiB aliasing (L1 sets). */
+	g->lda = ((g->k + 15) & ~(size_t)15) + 16;
 	/* A's chunk of every row of a stripe in L1; whole blocks of 32. */
 	g->kc = (uint32_t)(DEC_L1_FLOATS / rows) & ~31u;
 	if (g->kc < 128)
