@@ -24,6 +24,12 @@
  * 254 - emax of the element type) go to the portable kernel, which sums
  * in double; an MX A with such scales sends the whole call to the blocked
  * kernel (cpu_gemm.c), whose per-block scaling keeps them in range.
+ *
+ * A weight-only call with a bf16 A on a CPU with AVX512_BF16 runs the
+ * bf16-dot row kernel (twice the products per instruction of fp32 FMA)
+ * where that is exact: A without bf16 subnormals, and B rows whose values
+ * are bf16 normals (E8M0 scales at least 1 - k_exp); other rows take the
+ * fp32 kernel.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,6 +48,7 @@ struct cpu_decode_state {
 	pthread_mutex_t lock;
 	float *a;			/* A, fp32, kernel order */
 	size_t a_floats;
+	uint16_t *ab;			/* A, bf16, the same (bf16 kernel) */
 	unsigned int workers;
 	float **part;			/* per worker: DEC_MS x DEC_JB */
 	uint8_t **scales;		/* per worker: DEC_JB x blocks */
@@ -53,6 +60,7 @@ struct decode {
 	const struct mxa_matrix *b;
 	struct cpu_decode_state *st;
 	cpu_decode_fn *kernel;
+	cpu_decode_fn *kernel_bf16;	/* NULL: not for this call */
 	struct cpu_decode_args args;	/* template: a, m per stripe */
 	float table[256];
 	uint32_t k, n, blocks;		/* K, N, K / block */
@@ -60,6 +68,7 @@ struct decode {
 	uint32_t i0, mcur;		/* the stripe of A */
 	size_t lda;
 	uint8_t scale_limit;		/* larger E8M0 scales: portable path */
+	uint8_t scale_bf16;		/* smaller E8M0 scales: not bf16 */
 	float tensor_scale;		/* 0: none */
 };
 
@@ -151,6 +160,26 @@ static void put_row(float *out, const float *row, uint32_t k, bool perm)
 	}
 }
 
+/*
+ * A row in kernel order as bf16 (a bf16 A: exact), the pitch's tail zero;
+ * false if a value is a bf16 subnormal, which vdpbf16ps reads as zero.
+ */
+static bool bf16_row(const float *row, uint16_t *out, uint32_t k)
+{
+	bool normal = true;
+	uint32_t i, bits;
+
+	for (i = 0; i < k; i++) {
+		memcpy(&bits, &row[i], 4);
+		out[i] = (uint16_t)(bits >> 16);
+		if (!(bits & 0x7f800000u) && (bits & 0x007f0000u))
+			normal = false;
+	}
+	for (; i < ((k + 15) & ~15u) + 16; i++)
+		out[i] = 0;
+	return normal;
+}
+
 /* Whether an MX A's values are all in fp32's range (NaN scales aside). */
 static bool a_in_range(const struct mxa_matrix *a)
 {
@@ -218,15 +247,26 @@ static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
 			}
 		}
 		put_row(out, tmp, g->k, perm);
+		if (g->kernel_bf16 && !bf16_row(out, g->st->ab +
+						(size_t)i * g->lda, g->k))
+			g->kernel_bf16 = NULL;
 	}
 }
 
-/* Scale bytes of B row j, gathered; true if all keep values in fp32. */
-static bool gather_scales(const struct decode *g, uint32_t j, uint8_t *out)
+/* Which row kernel a B row's values allow. */
+enum row_kind {
+	ROW_BF16,	/* bf16 normals: the bf16 kernel if the call has one */
+	ROW_F32,	/* within fp32's range */
+	ROW_REF,	/* beyond it: the portable kernel, in double */
+};
+
+/* Scale bytes of B row j, gathered, and what they allow. */
+static enum row_kind gather_scales(const struct decode *g, uint32_t j,
+				   uint8_t *out)
 {
 	const struct mxa_matrix *b = g->b;
 	const uint8_t *sc = cpu_scales(b);
-	uint8_t worst = 0;
+	uint8_t worst = 0, least = 255;
 	uint32_t blk;
 
 	if (b->scale_layout == MXA_LAYOUT_PLAIN) {
@@ -235,12 +275,20 @@ static bool gather_scales(const struct decode *g, uint32_t j, uint8_t *out)
 		for (blk = 0; blk < g->blocks; blk++)
 			out[blk] = sc[mxa__scale_index(b, j, blk)];
 	}
+	/* e2m1 times UE4M3: 2^-10 .. 2688, bf16 normals. */
 	if (b->scale_type == MXA_SCALE_UE4M3)
-		return true;
-	for (blk = 0; blk < g->blocks; blk++)
-		if (out[blk] != MXCORE_SCALE_NAN && out[blk] > worst)
-			worst = out[blk];
-	return worst <= g->scale_limit;
+		return ROW_BF16;
+	/* Branch-free (vectorizes): a NaN scale counts as neither. */
+	for (blk = 0; blk < g->blocks; blk++) {
+		uint8_t s = out[blk], nan = s == MXCORE_SCALE_NAN;
+		uint8_t hi = nan ? 0 : s, lo = nan ? 255 : s;
+
+		worst = hi > worst ? hi : worst;
+		least = lo < least ? lo : least;
+	}
+	if (worst > g->scale_limit)
+		return ROW_REF;
+	return least >= g->scale_bf16 ? ROW_BF16 : ROW_F32;
 }
 
 static void store_cols(const struct decode *g, uint32_t j0, uint32_t nj,
@@ -301,16 +349,17 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 	uint32_t j0 = task * DEC_JB, nj = min_u32(DEC_JB, g->n - j0);
 	float *part = g->st->part[worker];
 	uint8_t *sc = g->st->scales[worker];
-	bool fast[DEC_JB];
+	enum row_kind kind[DEC_JB];
 	float sums[DEC_MS];
 	struct cpu_decode_args d = g->args;
 	uint32_t j, i, k0;
 
 	for (j = 0; j < nj; j++)
-		fast[j] = gather_scales(g, j0 + j, sc + (size_t)j * g->blocks);
+		kind[j] = gather_scales(g, j0 + j, sc + (size_t)j * g->blocks);
 	for (k0 = 0; k0 < g->k; k0 += g->kc) {
 		d.kn = min_u32(g->kc, g->k - k0);
 		d.a = g->st->a + k0;
+		d.ab = g->st->ab + k0;
 		for (j = 0; j < nj; j++) {
 			const uint8_t *codes = data + (size_t)(j0 + j) * dstride +
 				(g->args.elem == MXCORE_E2M1 ? k0 / 2 : k0);
@@ -319,7 +368,9 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 
 			if (j + 1 < nj)
 				__builtin_prefetch(codes + dstride);
-			if (fast[j])
+			if (kind[j] == ROW_BF16 && g->kernel_bf16)
+				g->kernel_bf16(&d, codes, s, sums);
+			else if (kind[j] != ROW_REF)
 				g->kernel(&d, codes, s, sums);
 			else
 				cpu_decode_rows_ref(&d, codes, s, sums);
@@ -343,10 +394,16 @@ static int scratch_reserve(struct cpu_decode_state *st, unsigned int workers,
 
 	if (a_floats > st->a_floats) {
 		free(st->a);
+		free(st->ab);
+		st->a = NULL;
+		st->ab = NULL;
 		st->a_floats = 0;
 		if (posix_memalign(&p, 64, a_floats * 4))
 			return -ENOMEM;
 		st->a = p;
+		if (posix_memalign(&p, 64, a_floats * 2))
+			return -ENOMEM;
+		st->ab = p;
 		st->a_floats = a_floats;
 	}
 	if (workers > st->workers) {
@@ -397,6 +454,7 @@ void cpu_decode_free(struct cpu_decode_state *st)
 	free(st->part);
 	free(st->scales);
 	free(st->a);
+	free(st->ab);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -490,6 +548,10 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 	g->args.bs = mxa__block(b);
 	g->blocks = g->k / g->args.bs;
 	g->scale_limit = (uint8_t)(254 - mxcore_format(eb)->emax);
+	g->scale_bf16 = (uint8_t)(1 - mxcore_format(eb)->k_exp);
+	if (job->op == MXA_OP_GEMM_WEIGHT_ONLY &&
+	    job->a_dense.dtype == MXA_DTYPE_BF16)
+		g->kernel_bf16 = cd->isa->decode_bf16;
 	g->tensor_scale = g->args.ue4m3 ? b->tensor_scale : 0;
 	g->args.table = g->table;
 	fill_table(g);

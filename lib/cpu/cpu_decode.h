@@ -21,6 +21,13 @@
  * is exact, and rounds it to fp32 once; the AVX-512 kernel sums in fp32
  * with FMA (each product rounded once with its addition), 16 lanes along
  * K, then adds the lanes.
+ *
+ * The AVX512_BF16 kernel reads A as bf16 (ab, the same order and row
+ * pitch) and dots pairs with vdpbf16ps: it is for chunks where A's
+ * values are bf16 normals (or zeros) and B's values, code times scale,
+ * are bf16 normals (scales at least 1 - k_exp, cpu_decode.c checks), so
+ * every product is exact; the instruction flushes sums below 2^-126 to
+ * zero, an absolute error of at most 2^-126 per addition.
  */
 #ifndef MXA_CPU_DECODE_H
 #define MXA_CPU_DECODE_H
@@ -37,6 +44,7 @@ struct cpu_decode_args {
 	unsigned int bs;		/* block size: 32 or 16 */
 	uint32_t kn;			/* K of the chunk */
 	const float *a;			/* A at the chunk's first column */
+	const uint16_t *ab;		/* the same in bf16 (bf16 kernel) */
 	size_t lda;			/* floats */
 	unsigned int m;			/* rows of A */
 	const float *table;		/* 256 entries, see above */
@@ -57,5 +65,9 @@ void cpu_decode_rows_ref(const struct cpu_decode_args *d,
 void cpu_decode_rows_avx512(const struct cpu_decode_args *d,
 			    const uint8_t *codes, const uint8_t *scales,
 			    float *sums);
+/* ... + AVX512_BF16: vdpbf16ps on bf16 A (see above). */
+void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
+				const uint8_t *codes, const uint8_t *scales,
+				float *sums);
 
 #endif /* MXA_CPU_DECODE_H */

@@ -56,6 +56,7 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.uk_i8 = &cpu_uk_avx512_vnni,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
+	.decode_bf16 = cpu_decode_rows_avx512bf16,
 };
 
 /*
@@ -70,6 +71,7 @@ static const struct cpu_isa isa_amx = {
 	.uk_i8 = &cpu_uk_amx_bf16,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
+	.decode_bf16 = cpu_decode_rows_avx512bf16,
 };
 #endif
 

@@ -30,6 +30,7 @@ struct cpu_isa {
 	const struct cpu_ukernel *uk_i8;	/* GEMM on int8 panels */
 	const struct cpu_quant *quant;
 	cpu_decode_fn *decode;		/* decode GEMM row kernel */
+	cpu_decode_fn *decode_bf16;	/* the same on bf16 A, or NULL */
 };
 
 /*

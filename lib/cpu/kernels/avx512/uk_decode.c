@@ -210,4 +210,154 @@ DK void cpu_decode_rows_avx512(const struct cpu_decode_args *d,
 		}
 	}
 }
+
+/*
+ * The same on bf16 A with AVX512_BF16 (contract in cpu_decode.h): the
+ * decoded, scaled B values are bf16 exactly (the framework sends only rows
+ * whose scales make them bf16 normals), packed as A is, and vdpbf16ps
+ * multiplies 32 pairs at once; two accumulators per row alternate chunks.
+ */
+#define DKB __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define DKB_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"), always_inline))
+
+DKB_INLINE static inline __m512bh to_bf16(__m512 lo, __m512 hi)
+{
+	return _mm512_cvtne2ps_pbh(hi, lo);
+}
+
+/* 32 B values from K offset k, scaled, as bf16 pairs. */
+DKB_INLINE static inline __m512bh decode_bf16(const struct cpu_decode_args *d,
+					      const struct fp16_map *map,
+					      __m512 lut, const uint8_t *codes,
+					      const uint8_t *scales, uint32_t k,
+					      bool e2m1)
+{
+	const float *t = d->table;
+	__m512 f[2], s;
+
+	_mm_prefetch((const char *)codes + (e2m1 ? k / 2 : k) + DEC_PREFETCH,
+		     _MM_HINT_T0);
+	if (e2m1) {
+		decode_e2m1(lut, codes + k / 2, f);
+		if (d->bs == 16)
+			s = _mm512_mask_blend_ps(0xff00,
+				_mm512_set1_ps(t[scales[k / 16]]),
+				_mm512_set1_ps(t[scales[k / 16 + 1]]));
+		else
+			s = _mm512_set1_ps(t[scales[k / 32]]);
+	} else {
+		decode_fp16(map, codes + k, f);
+		s = _mm512_set1_ps(t[scales[k / 32]]);
+	}
+	return to_bf16(scale_by(f[0], s, d->ue4m3),
+		       scale_by(f[1], s, d->ue4m3));
+}
+
+DKB_INLINE static inline void rows_pass_bf16(const struct cpu_decode_args *d,
+					     const struct fp16_map *map,
+					     __m512 lut, const uint8_t *codes,
+					     const uint8_t *scales,
+					     const uint16_t *a, unsigned int R,
+					     float *sums)
+{
+	__m512 acc0[DEC_ROWS], acc1[DEC_ROWS];
+	bool e2m1 = d->elem == MXCORE_E2M1;
+	uint32_t k, full = d->kn & ~31u;
+	unsigned int r;
+	__m512bh bv;
+
+	#pragma GCC unroll 8
+	for (r = 0; r < R; r++) {
+		acc0[r] = _mm512_setzero_ps();
+		acc1[r] = _mm512_setzero_ps();
+	}
+	/* Chunks in pairs, one accumulator each: two dependency chains. */
+	for (k = 0; k + 64 <= full; k += 64) {
+		bv = decode_bf16(d, map, lut, codes, scales, k, e2m1);
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			acc0[r] = _mm512_dpbf16_ps(acc0[r],
+				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k),
+				bv);
+		bv = decode_bf16(d, map, lut, codes, scales, k + 32, e2m1);
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			acc1[r] = _mm512_dpbf16_ps(acc1[r],
+				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k +
+							     32), bv);
+	}
+	if (k < full) {
+		bv = decode_bf16(d, map, lut, codes, scales, k, e2m1);
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			acc0[r] = _mm512_dpbf16_ps(acc0[r],
+				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k),
+				bv);
+		k += 32;
+	}
+	if (k < d->kn) {
+		/* A last block of 16 (NVFP4): A's other half reads as zeros. */
+		__m512i v = _mm512_cvtepu8_epi32(
+				_mm_loadl_epi64((const void *)(codes + k / 2)));
+		__m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15));
+		__m512i hi = _mm512_srli_epi32(v, 4);
+		__m512i idx = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi),
+						 1);
+		__m512 f = scale_by(_mm512_permutexvar_ps(idx, lut),
+				    _mm512_set1_ps(d->table[scales[k / 16]]),
+				    d->ue4m3);
+
+		bv = to_bf16(f, _mm512_setzero_ps());
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			acc0[r] = _mm512_dpbf16_ps(acc0[r],
+				(__m512bh)_mm512_maskz_loadu_epi16(0xffff,
+					a + r * d->lda + k), bv);
+	}
+	#pragma GCC unroll 8
+	for (r = 0; r < R; r++)
+		sums[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
+}
+
+DKB void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
+				    const uint8_t *codes, const uint8_t *scales,
+				    float *sums)
+{
+	__m512 lut = _mm512_loadu_ps(e2m1_values);
+	struct fp16_map map = fp16_map(d->elem == MXCORE_E2M1 ?
+				       MXCORE_E4M3 : d->elem);
+	unsigned int i0, rows;
+
+	for (i0 = 0; i0 < d->m; i0 += rows) {
+		const uint16_t *a = d->ab + i0 * d->lda;
+
+		rows = d->m - i0 < DEC_ROWS ? d->m - i0 : DEC_ROWS;
+		switch (rows) {
+		case 8:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 8, sums + i0);
+			break;
+		case 7:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 7, sums + i0);
+			break;
+		case 6:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 6, sums + i0);
+			break;
+		case 5:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 5, sums + i0);
+			break;
+		case 4:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 4, sums + i0);
+			break;
+		case 3:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 3, sums + i0);
+			break;
+		case 2:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 2, sums + i0);
+			break;
+		default:
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 1, sums + i0);
+			break;
+		}
+	}
+}
 #endif
