@@ -225,6 +225,47 @@ DKB_INLINE static inline __m512bh to_bf16(__m512 lo, __m512 hi)
 	return _mm512_cvtne2ps_pbh(hi, lo);
 }
 
+/*
+ * 32 e2m1 codes as scaled bf16 in the kernel's order (even elements in
+ * words 0-15, odd ones in 16-31): the 16 values scaled once per block and
+ * converted (words 0-15 for the chunk's first block, 16-31 for an NVFP4
+ * chunk's second), then one vpermw by nibble.
+ */
+DKB_INLINE static inline __m512bh decode_e2m1_bf16(const struct cpu_decode_args *d,
+						   __m512 lut,
+						   const uint8_t *codes,
+						   const uint8_t *scales,
+						   uint32_t k)
+{
+	const float *t = d->table;
+	__m256i w = _mm256_cvtepu8_epi16(
+			_mm_loadu_si128((const void *)(codes + k / 2)));
+	__m512i idx = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_and_si256(w,
+					_mm256_set1_epi16(15))),
+		_mm256_srli_epi16(w, 4), 1);
+	__m256bh v0, v1;
+
+	if (d->bs == 16) {
+		v0 = _mm512_cvtneps_pbh(scale_by(lut,
+				_mm512_set1_ps(t[scales[k / 16]]), d->ue4m3));
+		v1 = _mm512_cvtneps_pbh(scale_by(lut,
+				_mm512_set1_ps(t[scales[k / 16 + 1]]),
+				d->ue4m3));
+		/* Bytes 8-15 of the chunk are the second block's. */
+		idx = _mm512_or_si512(idx, _mm512_set_epi64(
+			0x0010001000100010ll, 0x0010001000100010ll, 0, 0,
+			0x0010001000100010ll, 0x0010001000100010ll, 0, 0));
+	} else {
+		v0 = _mm512_cvtneps_pbh(scale_by(lut,
+				_mm512_set1_ps(t[scales[k / 32]]), d->ue4m3));
+		v1 = v0;
+	}
+	return (__m512bh)_mm512_permutexvar_epi16(idx,
+		_mm512_inserti64x4(_mm512_castsi256_si512((__m256i)v0),
+				   (__m256i)v1, 1));
+}
+
 /* 32 B values from K offset k, scaled, as bf16 pairs. */
 DKB_INLINE static inline __m512bh decode_bf16(const struct cpu_decode_args *d,
 					      const struct fp16_map *map,
@@ -238,13 +279,7 @@ DKB_INLINE static inline __m512bh decode_bf16(const struct cpu_decode_args *d,
 	_mm_prefetch((const char *)codes + (e2m1 ? k / 2 : k) + DEC_PREFETCH,
 		     _MM_HINT_T0);
 	if (e2m1) {
-		decode_e2m1(lut, codes + k / 2, f);
-		if (d->bs == 16)
-			s = _mm512_mask_blend_ps(0xff00,
-				_mm512_set1_ps(t[scales[k / 16]]),
-				_mm512_set1_ps(t[scales[k / 16 + 1]]));
-		else
-			s = _mm512_set1_ps(t[scales[k / 32]]);
+		return decode_e2m1_bf16(d, lut, codes, scales, k);
 	} else {
 		decode_fp16(map, codes + k, f);
 		s = _mm512_set1_ps(t[scales[k / 32]]);
