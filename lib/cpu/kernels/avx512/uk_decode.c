@@ -278,12 +278,10 @@ DKB_INLINE static inline __m512bh decode_bf16(const struct cpu_decode_args *d,
 
 	_mm_prefetch((const char *)codes + (e2m1 ? k / 2 : k) + DEC_PREFETCH,
 		     _MM_HINT_T0);
-	if (e2m1) {
+	if (e2m1)
 		return decode_e2m1_bf16(d, lut, codes, scales, k);
-	} else {
-		decode_fp16(map, codes + k, f);
-		s = _mm512_set1_ps(t[scales[k / 32]]);
-	}
+	decode_fp16(map, codes + k, f);
+	s = _mm512_set1_ps(t[scales[k / 32]]);
 	return to_bf16(scale_by(f[0], s, d->ue4m3),
 		       scale_by(f[1], s, d->ue4m3));
 }
