@@ -25,6 +25,7 @@
 #define DK_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
 
 #define DEC_ROWS 8		/* rows of A per pass: 16 accumulators */
+#define DEC_ROWS_BF16 16	/* the bf16 kernel's widest pass */
 #ifndef DEC_PREFETCH
 #define DEC_PREFETCH 1024	/* bytes of B ahead */
 #endif
@@ -293,35 +294,44 @@ DKB_INLINE static inline void rows_pass_bf16(const struct cpu_decode_args *d,
 					     const uint16_t *a, unsigned int R,
 					     float *sums)
 {
-	__m512 acc0[DEC_ROWS], acc1[DEC_ROWS];
+	__m512 acc0[DEC_ROWS_BF16], acc1[DEC_ROWS_BF16];
 	bool e2m1 = d->elem == MXCORE_E2M1;
+	bool two = R <= DEC_ROWS;	/* a second chain per row fits */
 	uint32_t k, full = d->kn & ~31u;
 	unsigned int r;
 	__m512bh bv;
 
-	#pragma GCC unroll 8
+	#pragma GCC unroll 16
 	for (r = 0; r < R; r++) {
 		acc0[r] = _mm512_setzero_ps();
 		acc1[r] = _mm512_setzero_ps();
 	}
-	/* Chunks in pairs, one accumulator each: two dependency chains. */
+	/*
+	 * Chunks in pairs, one accumulator each (two dependency chains per
+	 * row) for up to 8 rows; 16 rows have 16 chains with one each.
+	 */
 	for (k = 0; k + 64 <= full; k += 64) {
 		bv = decode_bf16(d, map, lut, codes, scales, k, e2m1);
-		#pragma GCC unroll 8
+		#pragma GCC unroll 16
 		for (r = 0; r < R; r++)
 			acc0[r] = _mm512_dpbf16_ps(acc0[r],
 				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k),
 				bv);
 		bv = decode_bf16(d, map, lut, codes, scales, k + 32, e2m1);
-		#pragma GCC unroll 8
-		for (r = 0; r < R; r++)
-			acc1[r] = _mm512_dpbf16_ps(acc1[r],
-				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k +
-							     32), bv);
+		#pragma GCC unroll 16
+		for (r = 0; r < R; r++) {
+			__m512bh av = (__m512bh)_mm512_loadu_si512(a +
+						r * d->lda + k + 32);
+
+			if (two)
+				acc1[r] = _mm512_dpbf16_ps(acc1[r], av, bv);
+			else
+				acc0[r] = _mm512_dpbf16_ps(acc0[r], av, bv);
+		}
 	}
 	if (k < full) {
 		bv = decode_bf16(d, map, lut, codes, scales, k, e2m1);
-		#pragma GCC unroll 8
+		#pragma GCC unroll 16
 		for (r = 0; r < R; r++)
 			acc0[r] = _mm512_dpbf16_ps(acc0[r],
 				(__m512bh)_mm512_loadu_si512(a + r * d->lda + k),
@@ -341,13 +351,13 @@ DKB_INLINE static inline void rows_pass_bf16(const struct cpu_decode_args *d,
 				    d->ue4m3);
 
 		bv = to_bf16(f, _mm512_setzero_ps());
-		#pragma GCC unroll 8
+		#pragma GCC unroll 16
 		for (r = 0; r < R; r++)
 			acc0[r] = _mm512_dpbf16_ps(acc0[r],
 				(__m512bh)_mm512_maskz_loadu_epi16(0xffff,
 					a + r * d->lda + k), bv);
 	}
-	#pragma GCC unroll 8
+	#pragma GCC unroll 16
 	for (r = 0; r < R; r++)
 		sums[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
 }
@@ -364,6 +374,13 @@ DKB void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
 	for (i0 = 0; i0 < d->m; i0 += rows) {
 		const uint16_t *a = d->ab + i0 * d->lda;
 
+		/* 16 rows share each decoded chunk of B, else up to 8. */
+		if (d->m - i0 >= DEC_ROWS_BF16) {
+			rows = DEC_ROWS_BF16;
+			rows_pass_bf16(d, &map, lut, codes, scales, a, 16,
+				       sums + i0);
+			continue;
+		}
 		rows = d->m - i0 < DEC_ROWS ? d->m - i0 : DEC_ROWS;
 		switch (rows) {
 		case 8:
