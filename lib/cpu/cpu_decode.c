@@ -528,14 +528,15 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 {
 	struct cpu_device *cd = cpu_dev(dev);
-	struct decode *g = calloc(1, sizeof(*g));
 	const struct mxa_matrix *b = &job->b;
 	enum mxcore_elem eb = (enum mxcore_elem)b->elem;
+	struct decode *g;
 	int ret;
 
 	/* An MX A scale beyond fp32's range: per-block scaling instead. */
 	if (job->op == MXA_OP_GEMM && !a_in_range(&job->a))
 		return cpu_gemm_blocked(dev, job);
+	g = calloc(1, sizeof(*g));
 	if (!g)
 		return mxa__err(-ENOMEM, "gemm: no memory for the decode kernel");
 	g->job = job;

@@ -288,7 +288,7 @@ static bool exact_ref(const uint32_t *a, uint32_t k, const struct wb *b,
 	if (emax - emin > 112)
 		return false;
 	for (q = 0; q < n; q++)
-		sum += t[q].v << (t[q].e - emin);
+		sum += (__int128)((__uint128_t)t[q].v << (t[q].e - emin));
 	*out = round_exact(sum, emin, mbits);
 	return true;
 }
