@@ -87,4 +87,8 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job);
 struct cpu_decode_state *cpu_decode_alloc(void);
 void cpu_decode_free(struct cpu_decode_state *st);
 
+/* cpu_grouped.c: mxa_gemm_grouped(), group by group through the above. */
+int cpu_gemm_grouped_exact(struct mxa_device *dev, const struct mxa_job *job);
+int cpu_gemm_grouped_blocked(struct mxa_device *dev, const struct mxa_job *job);
+
 #endif /* MXA_CPU_H */

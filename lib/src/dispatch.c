@@ -21,6 +21,8 @@ static const char *op_name(enum mxa_op op)
 		return "gemm";
 	case MXA_OP_QUANTIZE_COLWISE:
 		return "quantize_colwise";
+	case MXA_OP_GEMM_GROUPED:
+		return "gemm_grouped";
 	case MXA_OP_GEMM_WEIGHT_ONLY:
 		return "gemm_weight_only";
 	}
@@ -43,10 +45,11 @@ static void op_text(const struct mxa_op_desc *d, char *buf, size_t size)
 {
 	char fa[32], fb[32];
 
-	if (d->op == MXA_OP_GEMM)
-		snprintf(buf, size, "%s x %s gemm",
+	if (d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED)
+		snprintf(buf, size, "%s x %s %s",
 			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
-			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)));
+			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)),
+			 op_name(d->op));
 	else if (d->op == MXA_OP_GEMM_WEIGHT_ONLY)
 		snprintf(buf, size, "%s x %s weight-only gemm",
 			 mxa_dtype_name(d->a_dtype) ? mxa_dtype_name(d->a_dtype) : "?",
@@ -109,7 +112,7 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 				(int)pref);
 	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
 	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE &&
-	    d->op != MXA_OP_GEMM_WEIGHT_ONLY)
+	    d->op != MXA_OP_GEMM_GROUPED && d->op != MXA_OP_GEMM_WEIGHT_ONLY)
 		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
 	for (i = 0; i < MXA_ARRAY_SIZE(d->reserved); i++)
 		if (d->reserved[i])
@@ -121,7 +124,7 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 		return mxa__err(-EINVAL, "%s: a_dtype %d is for weight-only gemm: must be 0",
 				op_name(d->op), (int)d->a_dtype);
 	ret = check_format(d, "a", d->a_elem, d->a_scale_type);
-	if (!ret && d->op == MXA_OP_GEMM)
+	if (!ret && (d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED))
 		ret = check_format(d, "b", d->b_elem, d->b_scale_type);
 	if (ret)
 		return ret;
@@ -140,9 +143,10 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 					mxa_scale_mode_name(d->mode),
 					mxa_scale_type_name(d->a_scale_type));
 	}
-	if (d->op == MXA_OP_GEMM && (d->flags & ~MXA_GEMM_ACCUMULATE))
-		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
-				d->flags & ~MXA_GEMM_ACCUMULATE);
+	if ((d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED) &&
+	    (d->flags & ~MXA_GEMM_ACCUMULATE))
+		return mxa__err(-EINVAL, "%s: unknown flags 0x%x",
+				op_name(d->op), d->flags & ~MXA_GEMM_ACCUMULATE);
 	return 0;
 }
 
@@ -199,6 +203,7 @@ static const char *scale_types_reject(const struct mxa_kernel *k,
 
 	bool a_mx = desc->op != MXA_OP_GEMM_WEIGHT_ONLY;
 	bool b_mx = desc->op == MXA_OP_GEMM ||
+		    desc->op == MXA_OP_GEMM_GROUPED ||
 		    desc->op == MXA_OP_GEMM_WEIGHT_ONLY;
 
 	if ((a_mx && !(mask & MXA_KERNEL_SCALES(desc->a_scale_type))) ||
@@ -278,7 +283,8 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	int ret;
 
 	*reason = '\0';
-	if (desc->op != MXA_OP_GEMM && desc->op != MXA_OP_GEMM_WEIGHT_ONLY) {
+	if (desc->op != MXA_OP_GEMM && desc->op != MXA_OP_GEMM_GROUPED &&
+	    desc->op != MXA_OP_GEMM_WEIGHT_ONLY) {
 		key.b_elem = 0;
 		key.b_scale_type = 0;
 	}
