@@ -25,12 +25,16 @@
 #include "cli.h"
 
 static const char usage[] =
-"usage: mxaccel bench [--op all|gemm|quantize] [options]\n"
+"usage: mxaccel bench [--op all|gemm|quantize|decode] [options]\n"
 "\n"
 "  --op OP             all (default): machine peaks, then gemm in mxfp8 and\n"
 "                      mxfp4 beside OpenBLAS SGEMM, then quantize in mxfp8\n"
 "                      beside memcpy; gemm: C = A * B^T with fp32 C only;\n"
-"                      quantize: fp32 -> MX only\n"
+"                      quantize: fp32 -> MX only; decode: weight-only\n"
+"                      GEMM, bf16 A x MX B (default mxfp4), fp32 C, at\n"
+"                      1x14336x4096 and 16x14336x4096 (or --m/--n/--k)\n"
+"                      beside oneDNN bf16 matmul on bf16 weights and\n"
+"                      memcpy of B (not part of all)\n"
 "  --recipe NAME       only this recipe (mxfp8, mxfp8_e5m2, mxfp6_e2m3,\n"
 "                      mxfp4, ...)\n"
 "  --m M --n N --k K   gemm shape (default 2048 each); quantize uses --m\n"
@@ -628,6 +632,226 @@ out:
 	return ret;
 }
 
+/* --- decode (weight-only GEMM) --------------------------------------------- */
+
+/* Design section 8: decode with MXFP4 weights vs oneDNN bf16, and memcpy. */
+#define DECODE_TARGET_RATIO 3.0
+#define DECODE_TARGET_PCT 60.0
+
+static const uint32_t decode_shapes[][3] = {
+	{ 1, 14336, 4096 }, { 16, 14336, 4096 },
+};
+
+struct decode_run {
+	struct mxa_device *dev;
+	struct mxa_dense a, c;
+	struct mxa_matrix b;
+	enum mxa_pref pref;
+};
+
+static int decode_once(void *arg)
+{
+	struct decode_run *d = arg;
+
+	return mxa_gemm_weight_only(d->dev, &d->a, &d->b, &d->c, 0, d->pref);
+}
+
+/* A as bf16 on the device; *host gets its values as fp32 for the peer. */
+static int random_bf16(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
+		       struct mxa_dense *d, float **host)
+{
+	size_t i, count = (size_t)rows * cols;
+	uint16_t *h = malloc(count * 2);
+	float *f = malloc(count * 4);
+	int ret = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (!h || !f) {
+		cli_error("out of memory for A");
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		float v = (float)((int64_t)(bench_rand(ctx) >> 40) - (1 << 23)) /
+			  (float)(1 << 23);
+		uint32_t w;
+
+		memcpy(&w, &v, 4);
+		h[i] = (uint16_t)(w >> 16);	/* truncated: any bf16 will do */
+		w = (uint32_t)h[i] << 16;
+		memcpy(&f[i], &w, 4);
+	}
+	if (cli_buffer_new(ctx->dev, count * 2, &d->buf))
+		goto out;
+	ret = mxa_buffer_write(d->buf, 0, h, count * 2);
+	if (ret) {
+		cli_error("cannot copy to the device: %s", mxa_strerror(ret));
+		ret = -1;
+		goto out;
+	}
+	d->dtype = MXA_DTYPE_BF16;
+	d->rows = rows;
+	d->cols = cols;
+	*host = f;
+	f = NULL;
+out:
+	free(h);
+	free(f);
+	return ret;
+}
+
+static void report_decode(struct bench_ctx *ctx, const struct gemm_result *r,
+			  uint32_t m, uint32_t n, uint32_t k)
+{
+	double ours = rate(r->flops, r->ours.best);
+	double ours_med = rate(r->flops, r->ours.median);
+	double dnnl = dnnl_rate(r, 0, false), dnnl_med = dnnl_rate(r, 0, true);
+	double gbps = rate(r->bytes, r->ours.best);
+	double gbps_med = rate(r->bytes, r->ours.median);
+	double copy = ctx->peers ? rate(r->copy_bytes, r->copy.best) : NAN;
+	double copy_med = ctx->peers ? rate(r->copy_bytes, r->copy.median) :
+			  NAN;
+	struct cli_json j;
+
+	if (ctx->json) {
+		json_head(ctx, &j, "decode", r->kernel, m, n, k);
+		cli_json_str(&j, "a_dtype", "bf16");
+		json_times(&j, &r->ours, r->flops, "gflops");
+		cli_json_double(&j, "bytes_read", r->bytes);
+		cli_json_double(&j, "read_gbps", gbps);
+		cli_json_double(&j, "median_read_gbps", gbps_med);
+		cli_json_double(&j, "memcpy_read_gbps", copy);
+		cli_json_double(&j, "memcpy_median_read_gbps", copy_med);
+		cli_json_double(&j, "pct_of_memcpy", 100 * gbps / copy);
+		cli_json_double(&j, "median_pct_of_memcpy",
+				100 * gbps_med / copy_med);
+		cli_json_double(&j, "target_pct_of_memcpy", DECODE_TARGET_PCT);
+		cli_json_double(&j, "onednn_bf16_gflops", dnnl);
+		cli_json_double(&j, "onednn_bf16_median_gflops", dnnl_med);
+		cli_json_str(&j, "onednn_bf16_impl", r->dnnl_peer[0] ?
+			     bench_dnnl_impl(r->dnnl_peer[0]) : NULL);
+		cli_json_double(&j, "ratio_vs_onednn_bf16", ours / dnnl);
+		cli_json_double(&j, "median_ratio_vs_onednn_bf16",
+				ours_med / dnnl_med);
+		cli_json_double(&j, "target_ratio", DECODE_TARGET_RATIO);
+		cli_json_end(&j);
+		return;
+	}
+	printf("decode (weight-only) bf16 x %s %ux%ux%u on %s, kernel %s, %u thread%s: best %.3f ms %.1f GFLOP/s, median %.3f ms (q1 %.3f, q3 %.3f; %u runs)\n",
+	       ctx->recipe_name, m, n, k, ctx->device, r->kernel, ctx->threads,
+	       ctx->threads == 1 ? "" : "s", r->ours.best * 1e3, ours,
+	       r->ours.median * 1e3, r->ours.q1 * 1e3, r->ours.q3 * 1e3,
+	       r->ours.runs);
+	if (!ctx->peers)
+		return;
+	printf("  bytes read (A, B codes and scales): best %.1f GB/s, median %.1f GB/s; memcpy of B %.1f GB/s read (median %.1f); %.0f%% of memcpy (median %.0f%%)%s\n",
+	       gbps, gbps_med, copy, copy_med, 100 * gbps / copy,
+	       100 * gbps_med / copy_med,
+	       verdict(gbps_med / copy_med, DECODE_TARGET_PCT / 100));
+	if (!r->dnnl_peer[0]) {
+		printf("  oneDNN bf16 matmul: %s\n", r->dnnl_why[0]);
+		return;
+	}
+	printf("  oneDNN bf16 matmul (%s) on bf16 weights: best %.3f ms, median %.3f ms; ratio %.2fx (median %.2fx)%s\n",
+	       bench_dnnl_impl(r->dnnl_peer[0]), r->dnnl[0].best * 1e3,
+	       r->dnnl[0].median * 1e3, ours / dnnl, ours_med / dnnl_med,
+	       verdict(ours_med / dnnl_med, DECODE_TARGET_RATIO));
+}
+
+static int bench_decode_shape(struct bench_ctx *ctx, uint32_t m, uint32_t n,
+			      uint32_t k)
+{
+	struct mxa_op_desc desc = {
+		.op = MXA_OP_GEMM_WEIGHT_ONLY, .b_elem = ctx->recipe.elem,
+		.a_dtype = MXA_DTYPE_BF16, .dtype = MXA_DTYPE_F32,
+		.m = m, .n = n, .k = k,
+	};
+	struct decode_run d = { .dev = ctx->dev, .pref = ctx->pref };
+	struct gemm_result r = { .flops = 2.0 * m * n * k };
+	struct bench_fn fns[3] = {
+		{ .fn = decode_once, .arg = &d, .what = "mxa_gemm_weight_only",
+		  .t = &r.ours },
+	};
+	struct bench_copy *copy = NULL;
+	float *a_host = NULL, *b_host = NULL;
+	unsigned int nfn = 1;
+	size_t c_bytes;
+	int ret = -1;
+
+	if (plan_kernel(ctx, &desc, r.kernel))
+		return -1;
+	if (random_bf16(ctx, m, k, &d.a, &a_host) ||
+	    random_matrix(ctx, n, k, &d.b) ||
+	    cli_dense_bytes(MXA_DTYPE_F32, m, n, &c_bytes) ||
+	    cli_buffer_new(ctx->dev, c_bytes, &d.c.buf))
+		goto out;
+	d.c.dtype = MXA_DTYPE_F32;
+	d.c.rows = m;
+	d.c.cols = n;
+	/* What the kernel must read: A, then B's codes and scales once. */
+	r.bytes = (double)m * k * 2 + mxa_buffer_size(d.b.data) +
+		  mxa_buffer_size(d.b.scale);
+	if (ctx->peers) {
+		b_host = dequantized(ctx, &d.b);
+		if (!b_host)
+			goto out;
+		r.dnnl_peer[0] = bench_dnnl_new(false, a_host, b_host, m, n, k,
+						ctx->threads, r.dnnl_why[0],
+						sizeof(r.dnnl_why[0]));
+		free(b_host);
+		b_host = NULL;
+		if (r.dnnl_peer[0])
+			fns[nfn++] = (struct bench_fn){
+				.fn = bench_dnnl_once, .arg = r.dnnl_peer[0],
+				.what = "oneDNN matmul", .t = &r.dnnl[0],
+			};
+		/* memcpy reads B's bytes once (and writes them). */
+		r.copy_bytes = (double)mxa_buffer_size(d.b.data) +
+			       mxa_buffer_size(d.b.scale);
+		copy = bench_copy_new((size_t)r.copy_bytes, ctx->threads);
+		if (!copy) {
+			cli_error("out of memory for the memcpy peer");
+			goto out;
+		}
+		fns[nfn++] = (struct bench_fn){
+			.fn = bench_copy_once, .arg = copy, .what = "memcpy",
+			.t = &r.copy,
+		};
+	}
+	if (bench_alternate(fns, nfn))
+		goto out;
+	report_decode(ctx, &r, m, n, k);
+	ret = 0;
+out:
+	bench_copy_free(copy);
+	bench_dnnl_free(r.dnnl_peer[0]);
+	free(a_host);
+	cli_buffer_free(d.a.buf);
+	cli_buffer_free(d.c.buf);
+	free_matrix(&d.b);
+	return ret;
+}
+
+static int bench_decode(struct bench_ctx *ctx)
+{
+	size_t i;
+
+	if (ctx->recipe.scale_type != MXA_SCALE_E8M0) {
+		cli_error("--op decode: recipe %s: only MX (E8M0) recipes are offered",
+			  ctx->recipe_name);
+		return -1;
+	}
+	if (ctx->m || ctx->n || ctx->k)
+		return bench_decode_shape(ctx, ctx->m ? ctx->m : 1,
+					  ctx->n ? ctx->n : 14336,
+					  ctx->k ? ctx->k : 4096);
+	for (i = 0; i < ARRAY_SIZE(decode_shapes); i++)
+		if (bench_decode_shape(ctx, decode_shapes[i][0],
+				       decode_shapes[i][1],
+				       decode_shapes[i][2]))
+			return -1;
+	return 0;
+}
+
 /* --- quantize ------------------------------------------------------------- */
 
 struct quantize_run {
@@ -785,7 +1009,7 @@ static void report_machine(struct bench_ctx *ctx, const char *desc)
 	       ctx->blas_forced ? " (set by OPENBLAS_CORETYPE)" : "");
 }
 
-enum bench_op_kind { BENCH_ALL, BENCH_GEMM, BENCH_QUANTIZE };
+enum bench_op_kind { BENCH_ALL, BENCH_GEMM, BENCH_QUANTIZE, BENCH_DECODE };
 
 static int run_recipe(struct bench_ctx *ctx, const char *name,
 		      int (*fn)(struct bench_ctx *ctx))
@@ -804,6 +1028,8 @@ static int run_ops(struct bench_ctx *ctx, enum bench_op_kind op,
 	static const char *const gemm_recipes[] = { "mxfp8", "mxfp4" };
 	size_t i;
 
+	if (op == BENCH_DECODE)
+		return run_recipe(ctx, recipe ? recipe : "mxfp4", bench_decode);
 	if (op != BENCH_QUANTIZE) {
 		for (i = 0; i < ARRAY_SIZE(gemm_recipes); i++) {
 			if (recipe && i)
@@ -850,8 +1076,10 @@ int cmd_bench(int argc, char **argv)
 		op = BENCH_GEMM;
 	} else if (!strcmp(op_name, "quantize")) {
 		op = BENCH_QUANTIZE;
+	} else if (!strcmp(op_name, "decode")) {
+		op = BENCH_DECODE;
 	} else {
-		cli_error("--op '%s': unknown operation (expected one of: all, gemm, quantize)",
+		cli_error("--op '%s': unknown operation (expected one of: all, gemm, quantize, decode)",
 			  op_name);
 		return CLI_EXIT_ERROR;
 	}
@@ -895,7 +1123,7 @@ int cmd_bench(int argc, char **argv)
 	if (ctx.peers) {
 		bench_sgemm_threads(ctx.threads);
 		ctx.blas_core = bench_blas_core(&ctx.blas_forced);
-		if (op != BENCH_QUANTIZE) {
+		if (op != BENCH_QUANTIZE && op != BENCH_DECODE) {
 			bench_peaks(ctx.threads, &ctx.peaks);
 			report_machine(&ctx, di.description);
 		}

@@ -24,6 +24,7 @@ struct mxa_job {
 	enum mxa_scale_mode mode;
 	uint32_t flags;
 	struct mxa_grouped groups;	/* gemm_grouped: the groups */
+	struct mxa_dense a_dense;	/* weight-only gemm: A (then a is unused) */
 };
 
 #define MXA_KERNEL_SCALES(type)	(1u << (unsigned int)(type))
