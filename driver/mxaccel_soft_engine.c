@@ -239,6 +239,72 @@ static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
  * mxcore_nvfp4_quantize_block() for UE4M3 ones (with the op's tensor
  * scale), as the library's cpu backend does.
  */
+/* A GEMM with a UE4M3 (NVFP4) operand: MX x MX has the paths above. */
+static bool gemm_has_ue4m3(const struct drm_mxaccel_op *op)
+{
+	return op->a_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3 ||
+	       op->b_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3;
+}
+
+static struct mxcore_scaling op_scaling(const struct drm_mxaccel_op *op,
+					bool b)
+{
+	const struct drm_mxaccel_block_scale *bs = b ? &op->b_scale :
+						       &op->a_scale;
+
+	return (struct mxcore_scaling){
+		.elem = b ? op->b.elem : op->a.elem,
+		.scale_type = bs->scale_type,
+		.tensor_scale = bs->tensor_scale,
+	};
+}
+
+/*
+ * One row of C of a GEMM with a UE4M3 operand, NVFP4 x NVFP4 or mixed
+ * with MX: K in segments of 16 elements (each inside one block of either
+ * side, blocks being 16 or 32), every segment's exact product through
+ * the core's mxcore_acc_seg_dot() (element codes, block scales and tensor
+ * scales are integers times powers of two), one rounding at the end.
+ */
+static int gemm_row_seg(struct soft_pace *pace, const struct drm_mxaccel_op *op,
+			const struct soft_op_ptrs *p, u32 i)
+{
+	struct mxcore_geom ga = op_geom(op, false), gb = op_geom(op, true);
+	struct mxcore_scaling fa = op_scaling(op, false);
+	struct mxcore_scaling fb = op_scaling(op, true);
+	u32 ba = mxcore_geom_block(&ga), bb = mxcore_geom_block(&gb);
+	u32 seg = min(ba, bb), segs = op->k / seg, j, s;
+	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
+			       MXCORE_BF16 : MXCORE_F32;
+	const u8 *arow = p->a_data + mxcore_geom_data_offset(&ga, i);
+	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
+	struct mxcore_acc acc;
+	int err;
+
+	for (j = 0; j < op->n; j++) {
+		const u8 *brow = p->b_data + mxcore_geom_data_offset(&gb, j);
+
+		mxcore_acc_init(&acc);
+		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
+			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
+					     MXCORE_F32);
+		for (s = 0; s < segs; s++) {
+			u32 k0 = s * seg;
+
+			mxcore_acc_seg_dot(&acc, seg,
+				&fa, arow + mxcore_row_bytes(fa.elem, k0),
+				p->a_scale[mxcore_geom_scale_index(&ga, i, k0 / ba)],
+				&fb, brow + mxcore_row_bytes(fb.elem, k0),
+				p->b_scale[mxcore_geom_scale_index(&gb, j, k0 / bb)]);
+			err = soft_pace(pace, 1);
+			if (err)
+				return err;
+		}
+		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
+	}
+	return 0;
+}
+
 static int quantize_row(struct soft_pace *pace,
 			const struct drm_mxaccel_op *op,
 			const struct soft_op_ptrs *p, u32 r)
@@ -282,6 +348,8 @@ static int run_rows(struct mxaccel_job *job, u32 opi, u32 chunk, u32 row0,
 	for (r = row0; r < row1 && !err; r++) {
 		if (op->kind == DRM_MXACCEL_OP_QUANTIZE)
 			err = quantize_row(&pace, op, p, r);
+		else if (gemm_has_ue4m3(op))
+			err = gemm_row_seg(&pace, op, p, r);
 		else
 			err = gemm_row(&pace, op, p, p->b.k ? &p->a[chunk] : NULL,
 				       r);
@@ -454,7 +522,8 @@ static int decode_scratch(struct soft_op_ptrs *p,
 	u8 *mem;
 	u32 c;
 
-	if (op->kind != DRM_MXACCEL_OP_GEMM || need > SOFT_DECODE_MAX)
+	if (op->kind != DRM_MXACCEL_OP_GEMM || gemm_has_ue4m3(op) ||
+	    need > SOFT_DECODE_MAX)
 		return 0;
 	p->a = kcalloc(p->n_chunks, sizeof(*p->a), GFP_KERNEL_ACCOUNT);
 	mem = kvmalloc(need, GFP_KERNEL_ACCOUNT);
@@ -566,7 +635,8 @@ static const struct mxaccel_engine_limits soft_limits = {
 		     BIT_ULL(DRM_MXACCEL_SCALE_NVFP4),
 	.quantize_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0) |
 				BIT_ULL(DRM_MXACCEL_SCALE_TYPE_UE4M3),
-	.gemm_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0),
+	.gemm_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0) |
+			    BIT_ULL(DRM_MXACCEL_SCALE_TYPE_UE4M3),
 	.max_dim = MXACCEL_MAX_DIM,
 	.max_ops = MXACCEL_MAX_OPS,
 	.ring_jobs = 1,

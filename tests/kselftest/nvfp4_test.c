@@ -14,6 +14,9 @@
  *   smallest subnormal are accepted, the next above (Inf) is not; K = 16;
  * - one invalid field per subtest, each with its exact errno, the 0xcc
  *   prefilled outputs untouched;
+ * - GEMM with UE4M3 operands (NVFP4 x NVFP4, mixed with MX, two level,
+ *   accumulate, fp32 and bf16 C) against sums of the operands' values
+ *   that are exact in double, rounded once; a NaN scale;
  * - an engine without UE4M3 (the PCI engine) refuses it with -EINVAL.
  */
 #include <math.h>
@@ -156,41 +159,46 @@ static __u32 src_bits(unsigned int i, unsigned int seed)
 	       (h & 0x7fffff);
 }
 
-FIXTURE(nvfp4) {
+/* What the helpers below need of the fixture (its first members). */
+struct nv_ctx {
 	int fd;
 	__u32 queue;
 	struct mxt_bo bo;
 };
 
+FIXTURE(nvfp4) {
+	struct nv_ctx c;
+};
+
 FIXTURE_SETUP(nvfp4)
 {
-	self->fd = mxt_open();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, mxt_queue_create(self->fd, &self->queue, NULL));
-	ASSERT_EQ(0, mxt_bo_new(self->fd, NV_BO, &self->bo));
+	self->c.fd = mxt_open();
+	ASSERT_LE(0, self->c.fd);
+	ASSERT_EQ(0, mxt_queue_create(self->c.fd, &self->c.queue, NULL));
+	ASSERT_EQ(0, mxt_bo_new(self->c.fd, NV_BO, &self->c.bo));
 }
 
 FIXTURE_TEARDOWN(nvfp4)
 {
-	if (self->fd >= 0) {
-		mxt_bo_free(self->fd, &self->bo);
-		close(self->fd);
+	if (self->c.fd >= 0) {
+		mxt_bo_free(self->c.fd, &self->c.bo);
+		close(self->c.fd);
 	}
 }
 
 TEST_F(nvfp4, params)
 {
-	__u64 q = param(_metadata, self->fd,
+	__u64 q = param(_metadata, self->c.fd,
 			DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES);
-	__u64 g = param(_metadata, self->fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES);
-	__u64 kind = param(_metadata, self->fd, DRM_MXACCEL_PARAM_ENGINE_KIND);
-	__u64 modes = param(_metadata, self->fd,
+	__u64 g = param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES);
+	__u64 kind = param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_ENGINE_KIND);
+	__u64 modes = param(_metadata, self->c.fd,
 			    DRM_MXACCEL_PARAM_SCALE_MODE_MASK);
 
-	EXPECT_LE(4, param(_metadata, self->fd,
+	EXPECT_LE(4, param(_metadata, self->c.fd,
 			   DRM_MXACCEL_PARAM_UAPI_VERSION));
 	EXPECT_EQ(sizeof(struct drm_mxaccel_op),
-		  param(_metadata, self->fd, DRM_MXACCEL_PARAM_OP_SIZE));
+		  param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_OP_SIZE));
 	EXPECT_EQ(DRM_MXACCEL_OP_SIZE_V1 + 32, sizeof(struct drm_mxaccel_op));
 	/* Every engine has E8M0; only known types are reported. */
 	EXPECT_EQ(1ull << E8M0, q & ~(1ull << UE4M3));
@@ -202,11 +210,9 @@ TEST_F(nvfp4, params)
 	 * The software engine quantizes NVFP4; the PCI device model has no
 	 * NVFP4 (Documentation/pci-device.rst).
 	 */
-	if (kind == DRM_MXACCEL_ENGINE_SOFTWARE) {
-		EXPECT_TRUE(q & (1ull << UE4M3));
-	} else {
-		EXPECT_EQ(1ull << E8M0, q);
-	}
+	EXPECT_TRUE(kind != DRM_MXACCEL_ENGINE_SOFTWARE ||
+		    (q & (1ull << UE4M3)));
+	EXPECT_TRUE(kind == DRM_MXACCEL_ENGINE_SOFTWARE || q == 1ull << E8M0);
 	TH_LOG("engine %llu: quantize scale types 0x%llx, gemm 0x%llx",
 	       (unsigned long long)kind, (unsigned long long)q,
 	       (unsigned long long)g);
@@ -215,29 +221,29 @@ TEST_F(nvfp4, params)
 /* An engine without UE4M3 refuses it at SUBMIT, before anything runs. */
 TEST_F(nvfp4, refused_without_ue4m3)
 {
-	__u64 g = param(_metadata, self->fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES);
+	__u64 g = param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES);
 	struct drm_mxaccel_op op;
 
-	if (!has_ue4m3_quantize(_metadata, self->fd)) {
-		memset(self->bo.map, 0xcc, NV_SRC);
-		nv_quantize(&op, self->bo.handle, NV_K);
-		EXPECT_EQ(-EINVAL, mxt_run(self->fd, self->queue, &op, 1));
-		EXPECT_TRUE(mxt_all(self->bo.map, 0xcc, NV_SRC));
+	if (!has_ue4m3_quantize(_metadata, self->c.fd)) {
+		memset(self->c.bo.map, 0xcc, NV_SRC);
+		nv_quantize(&op, self->c.bo.handle, NV_K);
+		EXPECT_EQ(-EINVAL, mxt_run(self->c.fd, self->c.queue, &op, 1));
+		EXPECT_TRUE(mxt_all(self->c.bo.map, 0xcc, NV_SRC));
 	}
 	if (!(g & (1ull << UE4M3))) {
 		/* A: 8 x 64 NVFP4 at 0; B the same; C at NV_SRC. */
 		mxt_gemm(&op, NV_M, NV_M, NV_K);
-		mxt_mx(&op.a, self->bo.handle, NV_DATA, NV_SCALE, E2M1);
-		mxt_mx(&op.b, self->bo.handle, NV_DATA, NV_SCALE, E2M1);
+		mxt_mx(&op.a, self->c.bo.handle, NV_DATA, NV_SCALE, E2M1);
+		mxt_mx(&op.b, self->c.bo.handle, NV_DATA, NV_SCALE, E2M1);
 		op.a_scale.scale_type = UE4M3;
 		op.b_scale.scale_type = UE4M3;
-		mxt_dense(&op.c, self->bo.handle, NV_SRC, F32);
-		memset(mxt_bo_at(&self->bo, NV_SRC), 0xcc, NV_BO - NV_SRC);
-		EXPECT_EQ(-EINVAL, mxt_run(self->fd, self->queue, &op, 1));
+		mxt_dense(&op.c, self->c.bo.handle, NV_SRC, F32);
+		memset(mxt_bo_at(&self->c.bo, NV_SRC), 0xcc, NV_BO - NV_SRC);
+		EXPECT_EQ(-EINVAL, mxt_run(self->c.fd, self->c.queue, &op, 1));
 		/* One UE4M3 operand is enough. */
 		op.a_scale.scale_type = E8M0;
-		EXPECT_EQ(-EINVAL, mxt_run(self->fd, self->queue, &op, 1));
-		EXPECT_TRUE(mxt_all(mxt_bo_at(&self->bo, NV_SRC), 0xcc,
+		EXPECT_EQ(-EINVAL, mxt_run(self->c.fd, self->c.queue, &op, 1));
+		EXPECT_TRUE(mxt_all(mxt_bo_at(&self->c.bo, NV_SRC), 0xcc,
 				    NV_BO - NV_SRC));
 	}
 }
@@ -247,7 +253,7 @@ TEST_F(nvfp4, refused_without_ue4m3)
  * every code and scale with ref_block(); the bytes around stay 0xcc.
  */
 static void check_quantize(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(nvfp4) *self, __u32 k, __u32 dtype,
+			   struct nv_ctx *self, __u32 k, __u32 dtype,
 			   __u32 layout, __u32 ts_bits, unsigned int seed)
 {
 	__u32 blocks = k / NV_BLOCK, r, b, i;
@@ -318,13 +324,13 @@ static void check_quantize(struct __test_metadata *_metadata,
 
 TEST_F(nvfp4, quantize_single_level)
 {
-	if (!has_ue4m3_quantize(_metadata, self->fd))
+	if (!has_ue4m3_quantize(_metadata, self->c.fd))
 		SKIP(return, "the engine has no UE4M3 quantization");
-	check_quantize(_metadata, self, NV_K, F32, DRM_MXACCEL_LAYOUT_PLAIN,
+	check_quantize(_metadata, &self->c, NV_K, F32, DRM_MXACCEL_LAYOUT_PLAIN,
 		       0, 1);
-	check_quantize(_metadata, self, NV_K, BF16, DRM_MXACCEL_LAYOUT_PLAIN,
+	check_quantize(_metadata, &self->c, NV_K, BF16, DRM_MXACCEL_LAYOUT_PLAIN,
 		       0, 2);
-	check_quantize(_metadata, self, NV_K, F32,
+	check_quantize(_metadata, &self->c, NV_K, F32,
 		       DRM_MXACCEL_LAYOUT_SWIZZLED, 0, 3);
 }
 
@@ -334,13 +340,13 @@ TEST_F(nvfp4, quantize_two_level)
 	static const float ts[] = { 0x1p19f / 2688, 1.0f, 0.75f, 3e-5f };
 	unsigned int i;
 
-	if (!has_ue4m3_quantize(_metadata, self->fd))
+	if (!has_ue4m3_quantize(_metadata, self->c.fd))
 		SKIP(return, "the engine has no UE4M3 quantization");
 	for (i = 0; i < ARRAY_SIZE(ts); i++) {
-		check_quantize(_metadata, self, NV_K, i % 2 ? BF16 : F32,
+		check_quantize(_metadata, &self->c, NV_K, i % 2 ? BF16 : F32,
 			       DRM_MXACCEL_LAYOUT_PLAIN, mxt_f32_bits(ts[i]),
 			       10 + i);
-		check_quantize(_metadata, self, NV_K, F32,
+		check_quantize(_metadata, &self->c, NV_K, F32,
 			       DRM_MXACCEL_LAYOUT_SWIZZLED,
 			       mxt_f32_bits(ts[i]), 20 + i);
 	}
@@ -349,9 +355,9 @@ TEST_F(nvfp4, quantize_two_level)
 /* K = 16, one block per row: the smallest NVFP4 operand. */
 TEST_F(nvfp4, quantize_k16)
 {
-	if (!has_ue4m3_quantize(_metadata, self->fd))
+	if (!has_ue4m3_quantize(_metadata, self->c.fd))
 		SKIP(return, "the engine has no UE4M3 quantization");
-	check_quantize(_metadata, self, NV_BLOCK, F32,
+	check_quantize(_metadata, &self->c, NV_BLOCK, F32,
 		       DRM_MXACCEL_LAYOUT_PLAIN, 0, 5);
 }
 
@@ -364,19 +370,19 @@ TEST_F(nvfp4, tensor_scale_and_block_size_bounds)
 {
 	struct drm_mxaccel_op op;
 
-	if (!has_ue4m3_quantize(_metadata, self->fd))
+	if (!has_ue4m3_quantize(_metadata, self->c.fd))
 		SKIP(return, "the engine has no UE4M3 quantization");
-	check_quantize(_metadata, self, NV_K, F32, DRM_MXACCEL_LAYOUT_PLAIN,
+	check_quantize(_metadata, &self->c, NV_K, F32, DRM_MXACCEL_LAYOUT_PLAIN,
 		       0x7f7fffffu, 6);
-	memset(self->bo.map, 0, NV_BO);
-	nv_quantize(&op, self->bo.handle, NV_K);
+	memset(self->c.bo.map, 0, NV_BO);
+	nv_quantize(&op, self->c.bo.handle, NV_K);
 	op.a_scale.tensor_scale = 0x00000001u;
-	EXPECT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
+	EXPECT_EQ(0, mxt_run(self->c.fd, self->c.queue, &op, 1));
 	op.a_scale.tensor_scale = 0x7f800000u;
-	EXPECT_EQ(-EINVAL, mxt_run(self->fd, self->queue, &op, 1));
+	EXPECT_EQ(-EINVAL, mxt_run(self->c.fd, self->c.queue, &op, 1));
 	op.a_scale.tensor_scale = 0;
 	op.a_scale.block_size = NV_BLOCK;
-	EXPECT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
+	EXPECT_EQ(0, mxt_run(self->c.fd, self->c.queue, &op, 1));
 }
 
 /*
@@ -394,31 +400,237 @@ TEST_F(nvfp4, old_op_size_is_e8m0)
 
 	for (i = 0; i < 2; i++) {
 		mxt_quantize(&op[i], NV_M, NV_K, DRM_MXACCEL_SCALE_FLOOR);
-		mxt_mx(&op[i].a, self->bo.handle, NV_DATA + i * 0x200,
+		mxt_mx(&op[i].a, self->c.bo.handle, NV_DATA + i * 0x200,
 		       NV_SCALE + i * 0x100, E4M3);
-		mxt_dense(&op[i].c, self->bo.handle, NV_SRC, F32);
+		mxt_dense(&op[i].c, self->c.bo.handle, NV_SRC, F32);
 		memcpy(old + i * DRM_MXACCEL_OP_SIZE_V1, &op[i],
 		       DRM_MXACCEL_OP_SIZE_V1);
 	}
-	memset(self->bo.map, 0xcc, NV_SRC);
+	memset(self->c.bo.map, 0xcc, NV_SRC);
 	for (i = 0; i < NV_M * NV_K; i++)
-		mxt_put_u32(mxt_bo_at(&self->bo, NV_SRC + 4 * i),
+		mxt_put_u32(mxt_bo_at(&self->c.bo, NV_SRC + 4 * i),
 			    src_bits(i, 7));
-	ASSERT_EQ(0, mxt_run(self->fd, self->queue, op, 2));
-	memcpy(want, self->bo.map, sizeof(want));
+	ASSERT_EQ(0, mxt_run(self->c.fd, self->c.queue, op, 2));
+	memcpy(want, self->c.bo.map, sizeof(want));
 	ASSERT_EQ(0, memcmp(want, want + 0x200, 0x200));
 	ASSERT_EQ(0, memcmp(want + NV_SCALE, want + NV_SCALE + 0x100,
 			    NV_M * NV_K / 32));
-	memset(self->bo.map, 0xcc, NV_SRC);
+	memset(self->c.bo.map, 0xcc, NV_SRC);
 
-	mxt_submit_init(&args, self->queue, NULL, 2);
+	mxt_submit_init(&args, self->c.queue, NULL, 2);
 	args.ops = (uintptr_t)old;
 	args.op_size = DRM_MXACCEL_OP_SIZE_V1;
-	ASSERT_EQ(0, mxt_submit_args(self->fd, &args));
-	ASSERT_EQ(0, mxt_job_wait(self->fd, self->queue, args.seqno,
+	ASSERT_EQ(0, mxt_submit_args(self->c.fd, &args));
+	ASSERT_EQ(0, mxt_job_wait(self->c.fd, self->c.queue, args.seqno,
 				  mxt_job_deadline(), &status));
 	EXPECT_EQ(0, status);
-	EXPECT_EQ(0, memcmp(want, self->bo.map, sizeof(want)));
+	EXPECT_EQ(0, memcmp(want, self->c.bo.map, sizeof(want)));
+}
+
+/* ---- GEMM: NVFP4 x NVFP4 and mixed with MX, exact -------------------- */
+
+#define G_M	3
+#define G_N	5
+#define G_K	64
+#define G_A	0x0000
+#define G_AS	0x1000
+#define G_B	0x2000
+#define G_BS	0x3000
+#define G_C	0x4000
+
+/* How a GEMM operand is made up. */
+struct g_opnd {
+	__u32 elem;		/* E2M1 or E4M3 */
+	__u32 scale_type;
+	float ts;		/* tensor scale, 0 = none */
+};
+
+static __u32 g_rand(__u32 *state)
+{
+	*state = *state * 1103515245u + 12345u;
+	return *state >> 8;
+}
+
+static double e2m1_value(unsigned int c)
+{
+	static const double mag[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+
+	return c & 8 ? -mag[c & 7] : mag[c & 7];
+}
+
+static double e4m3_signed(unsigned int c)
+{
+	double v = e4m3_value(c & 0x7f);
+
+	return c & 0x80 ? -v : v;
+}
+
+/*
+ * Fill rows x G_K of an operand at data / scales (plain, packed) with
+ * codes and scales from *state, and return its values in v[rows][G_K].
+ * Elements, scales and tensor scales are kept to a few binades (e4m3
+ * codes with exponent field 0..7, UE4M3 scales 2^-3 .. 2^3, E8M0 scales
+ * 2^-3 .. 2^3, tensor scales of 2 significant bits) so that every
+ * product has at most 20 significant bits within 2^-24 .. 2^12 and the
+ * double sums below are exact: their one rounding is the test's.
+ */
+static void g_fill(const struct mxt_bo *bo, __u64 data, __u64 scales,
+		   const struct g_opnd *o, __u32 rows, __u32 *state, double *v)
+{
+	__u32 block = o->scale_type == UE4M3 ? 16 : 32;
+	__u32 blocks = G_K / block, r, i, b;
+
+	for (r = 0; r < rows; r++) {
+		for (b = 0; b < blocks; b++) {
+			__u8 sc = o->scale_type == UE4M3 ?
+				  0x20 + g_rand(state) % 0x30 :
+				  124 + g_rand(state) % 7;
+
+			*mxt_bo_at(bo, scales + r * blocks + b) = sc;
+		}
+		for (i = 0; i < G_K; i++) {
+			__u8 sc = *mxt_bo_at(bo, scales + r * blocks + i / block);
+			double s = o->scale_type == UE4M3 ? e4m3_value(sc) :
+				   ldexp(1, sc - 127);
+			double x;
+
+			if (o->elem == E2M1) {
+				__u8 c = g_rand(state) & 0xf;
+				__u8 *at = mxt_bo_at(bo, data + (r * G_K + i) / 2);
+
+				*at = i & 1 ? (*at & 0x0f) | c << 4 :
+					      (*at & 0xf0) | c;
+				x = e2m1_value(c);
+			} else {
+				__u8 c = (g_rand(state) & 0x80) |
+					 g_rand(state) % 0x40;
+
+				*mxt_bo_at(bo, data + r * G_K + i) = c;
+				x = e4m3_signed(c);
+			}
+			v[r * G_K + i] = x * s * (o->ts != 0 ? o->ts : 1);
+		}
+	}
+}
+
+/* The bf16 bits of an exact double, rounded once (nearest even). */
+static __u16 bf16_round(double x)
+{
+	int e;
+	double m = frexp(x, &e);
+
+	return mxt_f32_bits((float)ldexp(rint(ldexp(m, 8)), e - 8)) >> 16;
+}
+
+static void check_gemm(struct __test_metadata *_metadata,
+		       struct nv_ctx *self, const struct g_opnd *oa,
+		       const struct g_opnd *ob, __u32 dtype, bool accumulate,
+		       __u32 seed)
+{
+	static double va[G_M * G_K], vb[G_N * G_K];
+	struct drm_mxaccel_op op;
+	__u32 state = seed, i, j, kk;
+	double c0 = accumulate ? 0.375 : 0;
+
+	memset(self->bo.map, 0, NV_BO);
+	g_fill(&self->bo, G_A, G_AS, oa, G_M, &state, va);
+	g_fill(&self->bo, G_B, G_BS, ob, G_N, &state, vb);
+	memset(mxt_bo_at(&self->bo, G_C), 0xcc, NV_BO - G_C);
+	for (i = 0; i < G_M * G_N && accumulate; i++) {
+		if (dtype == BF16)
+			mxt_put_u16(mxt_bo_at(&self->bo, G_C + 2 * i), 0x3ec0);
+		else
+			mxt_put_u32(mxt_bo_at(&self->bo, G_C + 4 * i),
+				    mxt_f32_bits(0.375f));
+	}
+	mxt_gemm(&op, G_M, G_N, G_K);
+	if (accumulate)
+		op.flags |= DRM_MXACCEL_OP_ACCUMULATE;
+	mxt_mx(&op.a, self->bo.handle, G_A, G_AS, oa->elem);
+	mxt_mx(&op.b, self->bo.handle, G_B, G_BS, ob->elem);
+	op.a_scale.scale_type = oa->scale_type;
+	op.a_scale.tensor_scale = oa->ts != 0 ? mxt_f32_bits(oa->ts) : 0;
+	op.b_scale.scale_type = ob->scale_type;
+	op.b_scale.tensor_scale = ob->ts != 0 ? mxt_f32_bits(ob->ts) : 0;
+	mxt_dense(&op.c, self->bo.handle, G_C, dtype);
+	ASSERT_EQ(0, mxt_run(self->fd, self->queue, &op, 1));
+
+	for (i = 0; i < G_M; i++)
+		for (j = 0; j < G_N; j++) {
+			double sum = c0;
+
+			for (kk = 0; kk < G_K; kk++)
+				sum += va[i * G_K + kk] * vb[j * G_K + kk];
+			if (dtype == BF16) {
+				EXPECT_EQ(bf16_round(sum),
+					  mxt_get_u16(mxt_bo_at(&self->bo,
+						G_C + 2 * (i * G_N + j))))
+					TH_LOG("seed %u: C[%u][%u] = %a", seed,
+					       i, j, sum);
+			} else {
+				EXPECT_EQ(mxt_f32_bits((float)sum),
+					  mxt_get_u32(mxt_bo_at(&self->bo,
+						G_C + 4 * (i * G_N + j))))
+					TH_LOG("seed %u: C[%u][%u] = %a", seed,
+					       i, j, sum);
+			}
+		}
+	i = G_C + G_M * G_N * (dtype == BF16 ? 2 : 4);
+	EXPECT_TRUE(mxt_all(mxt_bo_at(&self->bo, i), 0xcc, NV_BO - i));
+}
+
+TEST_F(nvfp4, gemm_exact)
+{
+	const struct g_opnd nv = { E2M1, UE4M3, 0 };
+	const struct g_opnd nv2 = { E2M1, UE4M3, 0.75f };
+	const struct g_opnd nv3 = { E2M1, UE4M3, 0x1p-3f };
+	const struct g_opnd mx8 = { E4M3, E8M0, 0 };
+	const struct g_opnd mx4 = { E2M1, E8M0, 0 };
+	__u32 seed;
+
+	if (!(param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES) &
+	      (1ull << UE4M3)))
+		SKIP(return, "the engine's GEMM has no UE4M3 scales");
+	for (seed = 1; seed <= 3; seed++) {
+		check_gemm(_metadata, &self->c, &nv, &nv, F32, false, seed);
+		check_gemm(_metadata, &self->c, &nv2, &nv3, F32, false, seed);
+		check_gemm(_metadata, &self->c, &nv2, &nv, BF16, false, seed);
+		check_gemm(_metadata, &self->c, &mx8, &nv3, F32, false, seed);
+		check_gemm(_metadata, &self->c, &nv, &mx4, F32, true, seed);
+		check_gemm(_metadata, &self->c, &nv3, &mx8, BF16, true, seed);
+	}
+}
+
+/* A NaN UE4M3 scale (0x7f) makes its row's results NaN. */
+TEST_F(nvfp4, gemm_nan_scale)
+{
+	const struct g_opnd nv = { E2M1, UE4M3, 0 };
+	static double va[G_M * G_K], vb[G_N * G_K];
+	struct drm_mxaccel_op op;
+	__u32 state = 9, j;
+
+	if (!(param(_metadata, self->c.fd, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES) &
+	      (1ull << UE4M3)))
+		SKIP(return, "the engine's GEMM has no UE4M3 scales");
+	memset(self->c.bo.map, 0, NV_BO);
+	g_fill(&self->c.bo, G_A, G_AS, &nv, G_M, &state, va);
+	g_fill(&self->c.bo, G_B, G_BS, &nv, G_N, &state, vb);
+	*mxt_bo_at(&self->c.bo, G_AS + 1 * (G_K / 16) + 2) = 0x7f;
+	mxt_gemm(&op, G_M, G_N, G_K);
+	mxt_mx(&op.a, self->c.bo.handle, G_A, G_AS, E2M1);
+	mxt_mx(&op.b, self->c.bo.handle, G_B, G_BS, E2M1);
+	op.a_scale.scale_type = UE4M3;
+	op.b_scale.scale_type = UE4M3;
+	mxt_dense(&op.c, self->c.bo.handle, G_C, F32);
+	ASSERT_EQ(0, mxt_run(self->c.fd, self->c.queue, &op, 1));
+	for (j = 0; j < G_N; j++) {
+		__u32 c0 = mxt_get_u32(mxt_bo_at(&self->c.bo, G_C + 4 * j));
+		__u32 c1 = mxt_get_u32(mxt_bo_at(&self->c.bo,
+						 G_C + 4 * (G_N + j)));
+
+		EXPECT_FALSE((c0 & 0x7fffffff) > 0x7f800000);
+		EXPECT_TRUE((c1 & 0x7fffffff) > 0x7f800000);
+	}
 }
 
 /* ---- one invalid field each ------------------------------------------- */
@@ -466,22 +678,22 @@ BAD(block_size_17, -EINVAL, op->a_scale.block_size = 17);
 BAD(tensor_scale_inf, -EINVAL, op->a_scale.tensor_scale = 0x7f800000u);
 BAD(tensor_scale_nan, -EINVAL, op->a_scale.tensor_scale = 0x7fc00000u);
 BAD(tensor_scale_negative, -EINVAL,
-    op->a_scale.tensor_scale = 0xbf800000u);
+	op->a_scale.tensor_scale = 0xbf800000u);
 BAD(tensor_scale_minus_zero, -EINVAL,
-    op->a_scale.tensor_scale = 0x80000000u);
+	op->a_scale.tensor_scale = 0x80000000u);
 BAD(pad, -EINVAL, op->a_scale.pad = 1);
 BAD(mode_floor_with_ue4m3, -EINVAL,
-    op->scale_mode = DRM_MXACCEL_SCALE_FLOOR);
+	op->scale_mode = DRM_MXACCEL_SCALE_FLOOR);
 BAD(mode_unknown, -EINVAL, op->scale_mode = DRM_MXACCEL_SCALE_NVFP4 + 1);
 BAD(mode_nvfp4_with_e8m0, -EINVAL, op->a_scale.scale_type = E8M0);
 BAD(tensor_scale_with_e8m0, -EINVAL,
-    op->scale_mode = DRM_MXACCEL_SCALE_FLOOR;
-    op->a_scale.scale_type = E8M0;
-    op->a_scale.tensor_scale = 0x3f800000u);
+	op->scale_mode = DRM_MXACCEL_SCALE_FLOOR;
+	op->a_scale.scale_type = E8M0;
+	op->a_scale.tensor_scale = 0x3f800000u);
 BAD(e8m0_block_size_16, -EINVAL,
-    op->scale_mode = DRM_MXACCEL_SCALE_FLOOR;
-    op->a_scale.scale_type = E8M0;
-    op->a_scale.block_size = NV_BLOCK);
+	op->scale_mode = DRM_MXACCEL_SCALE_FLOOR;
+	op->a_scale.scale_type = E8M0;
+	op->a_scale.block_size = NV_BLOCK);
 BAD(k_not_a_multiple_of_16, -EINVAL, op->k = NV_K - 8);
 BAD(b_scale_on_quantize, -EINVAL, op->b_scale.scale_type = UE4M3);
 BAD(b_scale_pad_on_quantize, -EINVAL, op->b_scale.pad = 1);
@@ -489,8 +701,8 @@ BAD(b_scale_pad_on_quantize, -EINVAL, op->b_scale.pad = 1);
 BAD(scale_stride_short, -EINVAL, op->a.scale_stride = NV_K / NV_BLOCK - 1);
 /* The swizzled scales (512 bytes) run past the end of the object. */
 BAD(swizzled_past_the_end, -EINVAL,
-    op->a.scale_layout = DRM_MXACCEL_LAYOUT_SWIZZLED;
-    op->a.scale_offset = NV_BO - 511);
+	op->a.scale_layout = DRM_MXACCEL_LAYOUT_SWIZZLED;
+	op->a.scale_offset = NV_BO - 511);
 
 TEST_F(nvfp4_bad, submit)
 {
