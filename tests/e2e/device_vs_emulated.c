@@ -3,7 +3,8 @@
  * The kernel's engines are bit-identical to libmxaccel's EMULATED kernels
  * (a hardware engine when asked for DRM_MXACCEL_OP_EXACT): random GEMMs (every element pair, plain and swizzled scales,
  * fp32 and bf16 C, accumulate, extreme scales) and quantizations (every
- * element type and scale mode) run through the device with raw ioctls and
+ * element type and scale mode; NVFP4, single and two level, where the
+ * engine has UE4M3 scales) run through the device with raw ioctls and
  * through the library on the CPU, and every output byte must match.
  *
  * Runs inside the test VM against the first mxaccel node whose engine is
@@ -367,8 +368,112 @@ static void check_quantize(int fd, uint32_t queue, enum mxa_elem e,
 	bo_free(fd, &scale);
 }
 
+/* A tensor scale: none, moderate, extreme or subnormal (fp32 bits). */
+static uint32_t rand_tensor_scale(void)
+{
+	switch (below(6)) {
+	case 0:
+	case 1:
+		return 0;
+	case 2:
+		return 0x7f7fffffu;
+	case 3:
+		return 1 + below(0x7fffff);
+	default:
+		return (uint32_t)((107 + below(40)) << 23) | below(1u << 23);
+	}
+}
+
+/* NVFP4 (UE4M3 scales per 16, tensor scale ts) quantization, as above. */
+static void check_quantize_nvfp4(int fd, uint32_t queue, uint32_t rows,
+				 uint32_t cols, enum mxa_scale_layout layout,
+				 enum mxa_dtype dt, uint32_t ts)
+{
+	size_t es = dt ? 2 : 4, dsz, ssz, i;
+	struct mxa_matrix d = {
+		.elem = MXA_ELEM_E2M1, .scale_type = MXA_SCALE_UE4M3,
+		.scale_layout = layout, .rows = rows, .cols = cols,
+	};
+	struct bo src, data, scale;
+	struct mxa_buffer *ls;
+	uint8_t *hd, *hs;
+	int ret;
+
+	memcpy(&d.tensor_scale, &ts, sizeof(ts));
+	if (mxa_matrix_bytes(&d, &dsz, &ssz)) {
+		printf("# mxa_matrix_bytes failed\n");
+		failures++;
+		return;
+	}
+	bo_new(fd, (size_t)rows * cols * es, &src);
+	bo_new(fd, dsz, &data);
+	bo_new(fd, ssz, &scale);
+	for (i = 0; i < (size_t)rows * cols; i++) {
+		uint32_t x = rand_f32_bits();
+
+		if (dt)
+			((uint16_t *)src.map)[i] = (uint16_t)(x >> 16);
+		else
+			((uint32_t *)src.map)[i] = x;
+	}
+	hd = calloc(1, data.size);
+	hs = calloc(1, scale.size);
+	mxa_buffer_wrap(cpu, src.map, src.size, &ls);
+	mxa_buffer_wrap(cpu, hd, data.size, &d.data);
+	mxa_buffer_wrap(cpu, hs, scale.size, &d.scale);
+	{
+		struct mxa_dense s = { .buf = ls, .dtype = dt, .rows = rows,
+				       .cols = cols };
+
+		ret = mxa_quantize(cpu, &s, &d, MXA_SCALE_NVFP4,
+				   MXA_PREF_EMULATED);
+		if (ret) {
+			printf("# library quantize: %s\n", mxa_strerror(ret));
+			failures++;
+		}
+	}
+	{
+		struct drm_mxaccel_op op = {
+			.kind = DRM_MXACCEL_OP_QUANTIZE,
+			.m = rows, .k = cols,
+			.scale_mode = DRM_MXACCEL_SCALE_NVFP4,
+			.a = { .data_handle = data.handle,
+			       .scale_handle = scale.handle,
+			       .elem = DRM_MXACCEL_ELEM_E2M1,
+			       .scale_layout = layout },
+			.c = { .handle = src.handle, .dtype = dt },
+			.a_scale = { .scale_type = DRM_MXACCEL_SCALE_TYPE_UE4M3,
+				     .tensor_scale = ts },
+		};
+
+		ret = run_op(fd, queue, &op);
+		if (ret) {
+			printf("# device quantize: %s\n", strerror(-ret));
+			failures++;
+		}
+	}
+	if (memcmp(hd, data.map, data.size) ||
+	    memcmp(hs, scale.map, scale.size)) {
+		printf("# nvfp4 quantize %ux%u %s %s tensor scale 0x%08x: device differs from the library\n",
+		       rows, cols, mxa_layout_name(layout), mxa_dtype_name(dt),
+		       ts);
+		failures++;
+	}
+	mxa_buffer_free(ls);
+	mxa_buffer_free(d.data);
+	mxa_buffer_free(d.scale);
+	free(hd);
+	free(hs);
+	bo_free(fd, &src);
+	bo_free(fd, &data);
+	bo_free(fd, &scale);
+}
+
 int main(void)
 {
+	struct drm_mxaccel_get_param gp = {
+		.param = DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES,
+	};
 	struct drm_mxaccel_queue_create qc = { 0 };
 	int fd = open_in("/dev/accel", "accel");
 	int ea, eb, mode, t = 0;
@@ -384,7 +489,7 @@ int main(void)
 		printf("Bail out! setup failed\n");
 		return 1;
 	}
-	printf("1..2\n");
+	printf("1..3\n");
 	for (ea = MXA_ELEM_E4M3; ea <= MXA_ELEM_E2M1; ea++) {
 		for (eb = MXA_ELEM_E4M3; eb <= MXA_ELEM_E2M1; eb++) {
 			check_gemm(fd, qc.queue_id, ea, eb, 1 + below(9),
@@ -409,6 +514,19 @@ int main(void)
 	}
 	printf("%s 2 - quantize: %d cases, device == library\n",
 	       failures ? "not ok" : "ok", t);
+
+	/* Ragged rows and K (multiples of 16), specials, tensor scales. */
+	if (xioctl(fd, DRM_IOCTL_MXACCEL_GET_PARAM, &gp) ||
+	    !(gp.value & (1u << DRM_MXACCEL_SCALE_TYPE_UE4M3))) {
+		printf("ok 3 - nvfp4 quantize # SKIP the engine has no UE4M3 scales\n");
+	} else {
+		for (t = 0; t < 24; t++)
+			check_quantize_nvfp4(fd, qc.queue_id, 1 + below(140),
+					     16 * (1 + below(18)), below(2),
+					     below(2), rand_tensor_scale());
+		printf("%s 3 - nvfp4 quantize: %d cases, device == library\n",
+		       failures ? "not ok" : "ok", t);
+	}
 	mxa_device_close(cpu);
 	close(fd);
 	return failures ? 1 : 0;
