@@ -89,6 +89,9 @@ TEST_BINS := $(TEST_SRCS:tests/lib/%.c=$(BUILD)/tests/%)
 # The CUDA backend's tests skip where no CUDA device is found.
 CUDA_TEST_SRCS := $(wildcard tests/cuda/test_*.c)
 TEST_BINS += $(CUDA_TEST_SRCS:tests/cuda/%.c=$(BUILD)/tests/%)
+# The freestanding core's own tests (functions no public call reaches).
+CORE_TEST_SRCS := $(wildcard tests/core/test_*.c)
+TEST_BINS += $(CORE_TEST_SRCS:tests/core/%.c=$(BUILD)/tests/%)
 # The CUDA quantize encoders checked on the host (no GPU needed), where nvcc
 # is found; not in the sanitizer build, whose library needs its runtime.
 ifneq ($(NVCC),)
@@ -239,6 +242,14 @@ $(BUILD)/tests/test_devmodel: tests/devmodel/test_devmodel.c \
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib -Ihw $(filter %.c,$^) -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS)
+
+# Core tests link the static library, whose objects keep the core's
+# hidden symbols.
+$(BUILD)/tests/%: tests/core/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) $(STLIB) -o $@ \
+		$(LDFLAGS_ALL) -ldrm -ldl -lm
 
 $(BUILD)/tests/%: tests/cuda/%.c $(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
 	@mkdir -p $(dir $@)

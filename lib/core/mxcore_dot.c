@@ -411,8 +411,12 @@ MXCORE_FN void mxcore_acc_dense_dot_decoded(struct mxcore_acc *acc,
 		}
 		if (!sx || !kb[i])
 			continue;
-		/* ex - (base - 150) is the lsb's distance above the base. */
-		sum += ((__int128)sx * kb[i]) << (ex - (base - 150));
+		/*
+		 * ex - (base - 150) is the lsb's distance above the base; a
+		 * multiply, since shifting a negative value is undefined.
+		 */
+		sum += (__int128)sx * kb[i] *
+		       ((__int128)1 << (ex - (base - 150)));
 	}
 	/*
 	 * |kb * sig| < 2^32 (e5m2's k with E8M0's 1, or e2m1's 12 times a

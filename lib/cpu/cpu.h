@@ -74,4 +74,8 @@ int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);
 /* cpu_gemm.c: the native blocked GEMM framework. */
 int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job);
 
+/* cpu_grouped.c: mxa_gemm_grouped(), group by group through the above. */
+int cpu_gemm_grouped_exact(struct mxa_device *dev, const struct mxa_job *job);
+int cpu_gemm_grouped_blocked(struct mxa_device *dev, const struct mxa_job *job);
+
 #endif /* MXA_CPU_H */

@@ -184,11 +184,13 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-exact",
-		.summary = "exact integer block dots, 640-bit accumulator, one rounding",
+		.summary = "exact integer block dots, 704-bit accumulator, one rounding (MX, NVFP4, mixed)",
 		.op = MXA_OP_GEMM,
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_gemm_exact,
 	},
 	{
@@ -199,6 +201,26 @@ static const struct mxa_kernel cpu_kernels[] = {
 		.exact = false,
 		.rank = 10,
 		.run = cpu_gemm_blocked,
+	},
+	{
+		.name = "cpu-grouped-exact",
+		.summary = "grouped GEMM, each group through cpu-exact (bit-identical to per-group mxa_gemm)",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.run = cpu_gemm_grouped_exact,
+	},
+	{
+		.name = "cpu-grouped-blocked",
+		.summary = "grouped GEMM, each group through cpu-blocked (error <= K*2^-24*sum|a*b| per group)",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = true,
+		.exact = false,
+		.rank = 10,
+		.run = cpu_gemm_grouped_blocked,
 	},
 };
 

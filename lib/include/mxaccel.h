@@ -101,6 +101,7 @@ enum mxa_op {
 	MXA_OP_DEQUANTIZE = 1,
 	MXA_OP_GEMM = 2,
 	MXA_OP_QUANTIZE_COLWISE = 3,	/* since 0.2: mxa_quantize_colwise() */
+	MXA_OP_GEMM_GROUPED = 4,	/* since 0.2: mxa_gemm_grouped() */
 };
 
 /*
@@ -384,6 +385,59 @@ struct mxa_gemm_op {
 int mxa_gemm_batch(struct mxa_device *dev, const struct mxa_gemm_op *ops,
 		   unsigned int count, enum mxa_pref pref,
 		   struct mxa_fence **fence);
+
+/*
+ * Since 0.2: grouped GEMM, torch._scaled_grouped_mm's semantics (MoE).
+ * offsets holds count int32 cumulative group ends (torch's offs), in a
+ * buffer of dev at offsets_offset (a multiple of 4); group g spans
+ * [ends[g-1], ends[g]) (ends[-1] = 0).  The ends must not decrease and the
+ * last must equal the grouped extent; empty groups are allowed.
+ *
+ * MXA_GROUP_2D_3D (forward, dgrad): a is [total_M x K], its rows split into
+ *   groups; b is one group's [N x K] (b->rows = N), the count groups
+ *   stacked: group g's codes start g * N rows after b's first, its plain
+ *   scales g * N scale rows after, its swizzled scales g *
+ *   mxa_scale_bytes(swizzled, N, K) bytes after (torchao's per-group 3d
+ *   layout); c is [total_M x N].  A's swizzled scales are each group's
+ *   rows swizzled on their own, group g at sum over h < g of 128 *
+ *   ceil(size_h / 128) scale rows (torchao's 2d M-groups layout).
+ * MXA_GROUP_2D_2D (wgrad): a is [M x total_K], b is [N x total_K], the K
+ *   columns split into groups at multiples of the block size (32, or 16
+ *   when both are NVFP4); c is count stacked [M x N] results (c->rows =
+ *   count * M).  Swizzled scales of a (and b) are each group's [M x
+ *   blocks_g] swizzled on their own, group g at sum over h < g of
+ *   4 * ceil(blocks_h / 4) * 128 * ceil(M / 128) bytes (torchao's 2d
+ *   K-groups layout).  An empty group's C is 0 (C_in, rounded, with
+ *   MXA_GEMM_ACCUMULATE).
+ * Every group is the dense mxa_gemm() of its parts, with its numerics: the
+ * EMULATED result is bit-identical to per-group mxa_gemm() calls.
+ * Errors are mxa_gemm()'s, plus -EINVAL for a bad kind, count (1 ..
+ * MXA_GROUPS_MAX), offsets_offset, decreasing or negative ends, a last end
+ * other than the extent, a K boundary off the block size or reserved != 0;
+ * -EOVERFLOW when the offsets or a group's operands overrun their buffer.
+ * Queries and plans use MXA_OP_GEMM_GROUPED with m = a->rows, n = N, k =
+ * a->cols.  Offsets are read at validation where the host can read the
+ * buffer (always on the cpu).
+ */
+enum mxa_group_kind {
+	MXA_GROUP_2D_3D = 0,	/* groups along M; B one matrix per group */
+	MXA_GROUP_2D_2D = 1,	/* groups along K; C one matrix per group */
+};
+
+#define MXA_GROUPS_MAX 65536
+
+struct mxa_grouped {
+	enum mxa_group_kind kind;
+	uint32_t count;			/* groups, 1 .. MXA_GROUPS_MAX */
+	struct mxa_buffer *offsets;	/* count int32 cumulative ends */
+	size_t offsets_offset;		/* bytes, a multiple of 4 */
+	uint32_t reserved[4];		/* must be 0 */
+};
+
+int mxa_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
+		     const struct mxa_matrix *b, const struct mxa_dense *c,
+		     const struct mxa_grouped *groups, uint32_t flags,
+		     enum mxa_pref pref);
 
 /*
  * Wait for a fence.  timeout_ns < 0 waits forever; 0 polls.  Returns 0 when

@@ -23,6 +23,7 @@ struct mxa_job {
 	struct mxa_dense dense;	/* quantize: src; dequantize: dst; gemm: C */
 	enum mxa_scale_mode mode;
 	uint32_t flags;
+	struct mxa_grouped groups;	/* gemm_grouped: the groups */
 };
 
 #define MXA_KERNEL_SCALES(type)	(1u << (unsigned int)(type))
@@ -149,6 +150,36 @@ int mxa__check_dense(struct mxa_device *dev, const char *what,
 		     const struct mxa_dense *d);
 /* The rules mxa__check_matrix() applies that do not need the buffers. */
 int mxa__matrix_shape_check(const char *what, const struct mxa_matrix *m);
+
+/*
+ * grouped.c: mxa_gemm_grouped()'s validation, and the walk over a grouped
+ * job's groups, each a dense GEMM job (the only statement of where a
+ * group's codes, scales and results live; kernels of any backend use it).
+ */
+int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
+			    const struct mxa_matrix *b, const struct mxa_dense *c,
+			    const struct mxa_grouped *groups, uint32_t flags,
+			    struct mxa_op_desc *desc, struct mxa_job *job);
+
+struct mxa_group_iter {
+	const struct mxa_job *job;
+	const int32_t *ends;	/* the host-visible offsets */
+	uint32_t g;		/* the group next() returns */
+	uint32_t start;		/* where it starts (row or K) */
+	uint64_t a_swz;		/* its swizzled scales' offsets from */
+	uint64_t b_swz;		/* the operands' scale_offset */
+};
+
+void mxa__group_iter_init(struct mxa_group_iter *it, const struct mxa_job *job,
+			  const int32_t *ends);
+/*
+ * Group it->g as a dense GEMM job in *sub and advance.  Returns false past
+ * the last group.  *empty: the group has no rows (2D_3D: nothing to do) or
+ * no K (2D_2D: its C is 0, or C_in rounded); sub's C is set even then.
+ * The ends must have passed validation.
+ */
+bool mxa__group_next(struct mxa_group_iter *it, struct mxa_job *sub,
+		     bool *empty);
 /*
  * m's geometry for the core's functions (lib/core/mxcore_geom.h, the one
  * source of sizes, strides and scale positions); the helpers below are

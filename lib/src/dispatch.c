@@ -21,6 +21,8 @@ static const char *op_name(enum mxa_op op)
 		return "gemm";
 	case MXA_OP_QUANTIZE_COLWISE:
 		return "quantize_colwise";
+	case MXA_OP_GEMM_GROUPED:
+		return "gemm_grouped";
 	}
 	return "?";
 }
@@ -41,10 +43,11 @@ static void op_text(const struct mxa_op_desc *d, char *buf, size_t size)
 {
 	char fa[32], fb[32];
 
-	if (d->op == MXA_OP_GEMM)
-		snprintf(buf, size, "%s x %s gemm",
+	if (d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED)
+		snprintf(buf, size, "%s x %s %s",
 			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
-			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)));
+			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)),
+			 op_name(d->op));
 	else
 		snprintf(buf, size, "%s %s",
 			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
@@ -83,14 +86,15 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 		return mxa__err(-EINVAL, "unknown kernel preference %d",
 				(int)pref);
 	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
-	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE)
+	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE &&
+	    d->op != MXA_OP_GEMM_GROUPED)
 		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
 	for (i = 0; i < MXA_ARRAY_SIZE(d->reserved); i++)
 		if (d->reserved[i])
 			return mxa__err(-EINVAL, "%s: reserved[%u] is not 0",
 					op_name(d->op), i);
 	ret = check_format(d, "a", d->a_elem, d->a_scale_type);
-	if (!ret && d->op == MXA_OP_GEMM)
+	if (!ret && (d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED))
 		ret = check_format(d, "b", d->b_elem, d->b_scale_type);
 	if (ret)
 		return ret;
@@ -109,9 +113,10 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 					mxa_scale_mode_name(d->mode),
 					mxa_scale_type_name(d->a_scale_type));
 	}
-	if (d->op == MXA_OP_GEMM && (d->flags & ~MXA_GEMM_ACCUMULATE))
-		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
-				d->flags & ~MXA_GEMM_ACCUMULATE);
+	if ((d->op == MXA_OP_GEMM || d->op == MXA_OP_GEMM_GROUPED) &&
+	    (d->flags & ~MXA_GEMM_ACCUMULATE))
+		return mxa__err(-EINVAL, "%s: unknown flags 0x%x",
+				op_name(d->op), d->flags & ~MXA_GEMM_ACCUMULATE);
 	return 0;
 }
 
@@ -167,7 +172,7 @@ static const char *scale_types_reject(const struct mxa_kernel *k,
 			MXA_KERNEL_SCALES(MXA_SCALE_E8M0);
 
 	if (!(mask & MXA_KERNEL_SCALES(desc->a_scale_type)) ||
-	    (desc->op == MXA_OP_GEMM &&
+	    ((desc->op == MXA_OP_GEMM || desc->op == MXA_OP_GEMM_GROUPED) &&
 	     !(mask & MXA_KERNEL_SCALES(desc->b_scale_type))))
 		return mask == MXA_KERNEL_SCALES(MXA_SCALE_E8M0) ?
 		       "E8M0 (MX) scales only" : "not these scale types";
@@ -243,7 +248,7 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	int ret;
 
 	*reason = '\0';
-	if (desc->op != MXA_OP_GEMM) {
+	if (desc->op != MXA_OP_GEMM && desc->op != MXA_OP_GEMM_GROUPED) {
 		key.b_elem = 0;
 		key.b_scale_type = 0;
 	}

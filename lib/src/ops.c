@@ -374,3 +374,21 @@ MXA_EXPORT int mxa_gemm_batch(struct mxa_device *dev,
 	return ret;
 }
 MXA_SYMVER(mxa_gemm_batch, "MXACCEL_0.2");
+
+MXA_EXPORT int mxa_gemm_grouped(struct mxa_device *dev,
+				const struct mxa_matrix *a,
+				const struct mxa_matrix *b,
+				const struct mxa_dense *c,
+				const struct mxa_grouped *groups,
+				uint32_t flags, enum mxa_pref pref)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "gemm_grouped: dev is NULL");
+	ret = mxa__check_gemm_grouped(dev, a, b, c, groups, flags, &desc,
+				      &job);
+	return ret ? ret : run(dev, &desc, pref, &job, NULL);
+}

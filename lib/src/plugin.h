@@ -17,7 +17,8 @@
 
 /* Bump on any change to this file or to the structures of backend.h. */
 /* 2: struct mxa_matrix grew (0.2); geometry comes from mxcore_geom.h. */
-#define MXA_PLUGIN_ABI 2
+/* 3: struct mxa_job grew (groups, for mxa_gemm_grouped()). */
+#define MXA_PLUGIN_ABI 3
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 

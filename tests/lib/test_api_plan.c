@@ -151,7 +151,7 @@ static void test_plan_query(void)
 	CHECK_RET(mxa_query(dev, &d, 0, NULL), -EINVAL);
 	CHECK_RET(mxa_query(dev, &d, 3, &cap), -EINVAL);
 	CHECK_RET(mxa_plan(dev, &d, (enum mxa_pref)-1, &plan), -EINVAL);
-	d.op = MXA_OP_QUANTIZE_COLWISE + 1;	/* the first op that does not exist */
+	d.op = MXA_OP_GEMM_GROUPED + 1;	/* the first op that does not exist */
 	CHECK_RET(mxa_query(dev, &d, 0, &cap), -EINVAL);
 	d.op = MXA_OP_GEMM;
 	d.b_elem = 0;

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Grouped GEMM (mxa_gemm_grouped(), torch._scaled_grouped_mm): where each
+ * group's codes, scales and results live, stated once as a walk that turns
+ * group g into a dense GEMM job, and the validation built on that walk:
+ * every group must be a valid mxa_gemm() of its own.  Scale layouts follow
+ * torchao's per-group ones (Documentation/library.rst, "Grouped GEMM").
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+static uint64_t round_up(uint64_t x, uint64_t m)
+{
+	return (x + m - 1) / m * m;
+}
+
+/* Bytes of one group's swizzled scales: rows x blocks in 128 x 4 tiles. */
+static uint64_t swizzled_bytes(uint64_t rows, uint64_t blocks)
+{
+	return round_up(rows, 128) * round_up(blocks, 4);
+}
+
+static uint32_t block_of(const struct mxa_matrix *m)
+{
+	struct mxcore_geom g = mxa__geom(m);
+
+	return mxcore_geom_block(&g);
+}
+
+void mxa__group_iter_init(struct mxa_group_iter *it, const struct mxa_job *job,
+			  const int32_t *ends)
+{
+	memset(it, 0, sizeof(*it));
+	it->job = job;
+	it->ends = ends;
+}
+
+/* Group rows [start, start + size) of an M-grouped operand (A of 2D_3D). */
+static void rows_part(const struct mxa_matrix *m, uint32_t start,
+		      uint32_t size, uint64_t *swz, struct mxa_matrix *out)
+{
+	out->rows = size;
+	out->data_offset += start * mxa__data_stride(m);
+	out->data_stride = mxa__data_stride(m);
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		/* torchao: each group swizzled alone, 128-row padded. */
+		out->scale_offset += *swz;
+		*swz += swizzled_bytes(size, m->cols / block_of(m));
+	} else {
+		out->scale_offset += start * mxa__scale_stride(m);
+		out->scale_stride = mxa__scale_stride(m);
+	}
+}
+
+/* Group g of a stack of rows x K matrices (B of 2D_3D). */
+static void stack_part(const struct mxa_matrix *m, uint32_t g,
+		       struct mxa_matrix *out)
+{
+	size_t rows = (size_t)g * m->rows;
+
+	out->data_offset += rows * mxa__data_stride(m);
+	out->data_stride = mxa__data_stride(m);
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		out->scale_offset += g * swizzled_bytes(m->rows,
+							m->cols / block_of(m));
+	} else {
+		out->scale_offset += rows * mxa__scale_stride(m);
+		out->scale_stride = mxa__scale_stride(m);
+	}
+}
+
+/* Columns [start, start + size) of a K-grouped operand (2D_2D). */
+static void cols_part(const struct mxa_matrix *m, uint32_t start,
+		      uint32_t size, uint64_t *swz, struct mxa_matrix *out)
+{
+	uint32_t block = block_of(m);
+
+	out->cols = size;
+	out->data_offset += mxcore_row_bytes(m->elem, start);
+	out->data_stride = mxa__data_stride(m);
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		/* torchao: each group's [rows x blocks] swizzled alone. */
+		out->scale_offset += *swz;
+		*swz += swizzled_bytes(m->rows, size / block);
+	} else {
+		out->scale_offset += start / block;
+		out->scale_stride = mxa__scale_stride(m);
+	}
+}
+
+bool mxa__group_next(struct mxa_group_iter *it, struct mxa_job *sub,
+		     bool *empty)
+{
+	const struct mxa_job *job = it->job;
+	const struct mxa_dense *c = &job->dense;
+	uint32_t g = it->g, end, size;
+
+	if (g >= job->groups.count)
+		return false;
+	end = (uint32_t)it->ends[g];
+	size = end - it->start;
+	*sub = *job;
+	sub->op = MXA_OP_GEMM;
+	memset(&sub->groups, 0, sizeof(sub->groups));
+	sub->dense.stride = mxa__dense_stride(c);
+	if (job->groups.kind == MXA_GROUP_2D_3D) {
+		rows_part(&job->a, it->start, size, &it->a_swz, &sub->a);
+		stack_part(&job->b, g, &sub->b);
+		sub->dense.rows = size;
+		sub->dense.offset += (size_t)it->start * mxa__dense_stride(c);
+	} else {
+		cols_part(&job->a, it->start, size, &it->a_swz, &sub->a);
+		cols_part(&job->b, it->start, size, &it->b_swz, &sub->b);
+		sub->dense.rows = job->a.rows;
+		sub->dense.offset += (size_t)g * job->a.rows *
+				     mxa__dense_stride(c);
+	}
+	*empty = !size;
+	it->start = end;
+	it->g++;
+	return true;
+}
+
+/* Byte ranges one operand touches in its buffers, over all groups. */
+struct span {
+	const struct mxa_buffer *buf;
+	size_t lo, hi;
+	const char *name;
+};
+
+static void span_add(struct span *s, size_t lo, size_t len)
+{
+	if (s->hi == s->lo) {
+		s->lo = lo;
+		s->hi = lo + len;
+		return;
+	}
+	if (lo < s->lo)
+		s->lo = lo;
+	if (lo + len > s->hi)
+		s->hi = lo + len;
+}
+
+static void matrix_spans(const struct mxa_matrix *m, struct span *data,
+			 struct span *scale)
+{
+	struct mxcore_geom g = mxa__geom(m);
+	uint64_t len = 0;
+
+	mxcore_geom_data_span(&g, &len);
+	span_add(data, m->data_offset, (size_t)len);
+	mxcore_geom_scale_span(&g, &len);
+	span_add(scale, m->scale_offset, (size_t)len);
+}
+
+/* The ends: non-negative, non-decreasing, the last = extent, on blocks. */
+static int check_ends(const struct mxa_grouped *groups, const int32_t *ends,
+		      uint32_t extent, uint32_t kblock)
+{
+	const char *dim = groups->kind == MXA_GROUP_2D_3D ? "M" : "K";
+	int64_t prev = 0;
+	uint32_t i;
+
+	for (i = 0; i < groups->count; i++) {
+		if (ends[i] < prev)
+			return mxa__err(-EINVAL,
+					"gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+					i, ends[i], i ? "offsets[i - 1]" : "0");
+		if ((uint32_t)ends[i] > extent)
+			return mxa__err(-EINVAL,
+					"gemm_grouped: offsets[%u] = %d is beyond the total %s = %u",
+					i, ends[i], dim, extent);
+		if (kblock && ends[i] % kblock)
+			return mxa__err(-EINVAL,
+					"gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size %u",
+					i, ends[i], kblock);
+		prev = ends[i];
+	}
+	if ((uint32_t)prev != extent)
+		return mxa__err(-EINVAL,
+				"gemm_grouped: the last offset (offsets[%u] = %d) must equal the total %s = %u",
+				groups->count - 1, (int)prev, dim, extent);
+	return 0;
+}
+
+static int check_offsets_buffer(struct mxa_device *dev,
+				const struct mxa_grouped *groups)
+{
+	const struct mxa_buffer *buf = groups->offsets;
+	size_t end;
+
+	if (!buf)
+		return mxa__err(-EINVAL, "gemm_grouped: offsets buffer is NULL");
+	if (buf->dev != dev)
+		return mxa__err(-EXDEV,
+				"gemm_grouped: offsets buffer belongs to device %s, not %s",
+				buf->dev->info.name, dev->info.name);
+	if (groups->offsets_offset % 4)
+		return mxa__err(-EINVAL,
+				"gemm_grouped: offsets_offset %zu is not a multiple of 4 (int32 ends)",
+				groups->offsets_offset);
+	if (__builtin_add_overflow(groups->offsets_offset,
+				   (size_t)groups->count * 4, &end) ||
+	    end > buf->size)
+		return mxa__err(-EOVERFLOW,
+				"gemm_grouped: %u offsets at %zu need %zu bytes, buffer has %zu",
+				groups->count, groups->offsets_offset,
+				groups->offsets_offset + (size_t)groups->count * 4,
+				buf->size);
+	return 0;
+}
+
+static int check_overlap(const struct span *out, const struct span *in)
+{
+	if (out->buf == in->buf && in->lo < in->hi && out->lo < in->hi &&
+	    in->lo < out->hi)
+		return mxa__err(-EINVAL,
+				"gemm_grouped: %s [%zu, %zu) overlaps %s [%zu, %zu)",
+				out->name, out->lo, out->hi, in->name, in->lo,
+				in->hi);
+	return 0;
+}
+
+/*
+ * Every group as the dense GEMM it is: operands inside their buffers, C
+ * apart from everything it must not overwrite.
+ */
+static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
+			const int32_t *ends)
+{
+	struct span in[5] = {
+		{ job->a.data, 0, 0, "a data" },
+		{ job->a.scale, 0, 0, "a scale" },
+		{ job->b.data, 0, 0, "b data" },
+		{ job->b.scale, 0, 0, "b scale" },
+		{ job->groups.offsets, job->groups.offsets_offset,
+		  job->groups.offsets_offset + (size_t)job->groups.count * 4,
+		  "offsets" },
+	};
+	struct span out = { job->dense.buf, 0, 0, "c" };
+	struct mxa_group_iter it;
+	struct mxa_job sub;
+	char what[64];
+	bool empty;
+	unsigned int i;
+	int ret;
+
+	mxa__group_iter_init(&it, job, ends);
+	while (mxa__group_next(&it, &sub, &empty)) {
+		uint32_t g = it.g - 1;
+
+		if (empty && job->groups.kind == MXA_GROUP_2D_3D)
+			continue;
+		snprintf(what, sizeof(what), "gemm_grouped: group %u c", g);
+		ret = mxa__check_dense(dev, what, &sub.dense);
+		if (ret)
+			return ret;
+		span_add(&out, sub.dense.offset,
+			 (sub.dense.rows - 1) * sub.dense.stride +
+			 (size_t)sub.dense.cols *
+			 mxcore_dtype_size(sub.dense.dtype));
+		if (empty)
+			continue;
+		snprintf(what, sizeof(what), "gemm_grouped: group %u a", g);
+		ret = mxa__check_matrix(dev, what, &sub.a);
+		if (ret)
+			return ret;
+		snprintf(what, sizeof(what), "gemm_grouped: group %u b", g);
+		ret = mxa__check_matrix(dev, what, &sub.b);
+		if (ret)
+			return ret;
+		matrix_spans(&sub.a, &in[0], &in[1]);
+		matrix_spans(&sub.b, &in[2], &in[3]);
+	}
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = check_overlap(&out, &in[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
+			    const struct mxa_matrix *b, const struct mxa_dense *c,
+			    const struct mxa_grouped *groups, uint32_t flags,
+			    struct mxa_op_desc *desc, struct mxa_job *job)
+{
+	uint32_t extent, kblock = 0;
+	unsigned int i;
+	int ret;
+
+	if (!groups)
+		return mxa__err(-EINVAL, "gemm_grouped: groups is NULL");
+	if (groups->kind != MXA_GROUP_2D_3D && groups->kind != MXA_GROUP_2D_2D)
+		return mxa__err(-EINVAL, "gemm_grouped: unknown group kind %d",
+				(int)groups->kind);
+	if (!groups->count || groups->count > MXA_GROUPS_MAX)
+		return mxa__err(-EINVAL, "gemm_grouped: count %u is not 1..%u",
+				groups->count, MXA_GROUPS_MAX);
+	for (i = 0; i < MXA_ARRAY_SIZE(groups->reserved); i++)
+		if (groups->reserved[i])
+			return mxa__err(-EINVAL,
+					"gemm_grouped: groups reserved[%u] is not 0",
+					i);
+	if (flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "gemm_grouped: unknown flags 0x%x",
+				flags & ~MXA_GEMM_ACCUMULATE);
+	ret = mxa__check_matrix(dev, "gemm_grouped: a", a);
+	if (!ret)
+		ret = mxa__check_matrix(dev, "gemm_grouped: b", b);
+	if (!ret)
+		ret = mxa__check_dense(dev, "gemm_grouped: c", c);
+	if (!ret)
+		ret = check_offsets_buffer(dev, groups);
+	if (ret)
+		return ret;
+	if (a->cols != b->cols)
+		return mxa__err(-EINVAL, "gemm_grouped: a has K = %u but b has K = %u",
+				a->cols, b->cols);
+	if (groups->kind == MXA_GROUP_2D_3D) {
+		extent = a->rows;
+		if (c->rows != a->rows || c->cols != b->rows)
+			return mxa__err(-EINVAL,
+					"gemm_grouped: c is %ux%u but 2d x 3d makes total_M x N = %ux%u",
+					c->rows, c->cols, a->rows, b->rows);
+	} else {
+		extent = a->cols;
+		kblock = block_of(a) > block_of(b) ? block_of(a) : block_of(b);
+		if ((uint64_t)c->rows != (uint64_t)groups->count * a->rows ||
+		    c->cols != b->rows)
+			return mxa__err(-EINVAL,
+					"gemm_grouped: c is %ux%u but 2d x 2d makes (count * M) x N = %llux%u",
+					c->rows, c->cols,
+					(unsigned long long)groups->count * a->rows,
+					b->rows);
+	}
+
+	*desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM_GROUPED,
+				      .a_elem = a->elem, .b_elem = b->elem,
+				      .dtype = c->dtype, .m = a->rows,
+				      .n = b->rows, .k = a->cols,
+				      .flags = flags,
+				      .a_scale_type = a->scale_type,
+				      .b_scale_type = b->scale_type };
+	*job = (struct mxa_job){ .op = MXA_OP_GEMM_GROUPED, .a = *a, .b = *b,
+				 .dense = *c, .flags = flags,
+				 .groups = *groups };
+	/*
+	 * Offsets the host cannot read (device memory) are the kernel's to
+	 * check; no such device has a grouped kernel yet.
+	 */
+	if (!groups->offsets->host)
+		return 0;
+	{
+		const int32_t *ends = (const int32_t *)
+			((const uint8_t *)groups->offsets->host +
+			 groups->offsets_offset);
+
+		ret = check_ends(groups, ends, extent, kblock);
+		if (!ret)
+			ret = check_groups(dev, job, ends);
+	}
+	return ret;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# `mxaccel gemm --groups` (grouped GEMM: 2d x 3d and 2d x 2d, ragged and
+# empty groups, MX, NVFP4 and mixed, torchao's plain and swizzled
+# per-group scale layouts, fp32 and bf16, with and without --c-in) against
+# the exact rational reference of gemm_grouped_ref.py (python3 fractions,
+# no numpy), bit for bit, group by group.
+#
+# Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED.
+set -u
+
+build=${MXACCEL_BUILD:-build/rel}
+mx=$build/bin/mxaccel
+if [ ! -x "$mx" ]; then
+	echo "skip: $mx not built (make tools)"
+	exit 77
+fi
+if ! command -v python3 >/dev/null; then
+	echo "skip: python3 not installed"
+	exit 77
+fi
+unset MXACCEL_DEBUG MXACCEL_KERNEL MXACCEL_DEVICE
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$(dirname "$0")/gemm_grouped_ref.py" "$mx" "$tmp" \
+	"${MXACCEL_TEST_SEED:-20261202}"
