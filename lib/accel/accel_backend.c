@@ -418,13 +418,9 @@ static const struct mxa_kernel accel_kernels[] = {
 		.native = false,
 		.exact = true,
 		.rank = 0,
-		/*
-		 * E8M0 only for now, although a uapi 4 software engine runs
-		 * NVFP4 GEMMs exactly (nvfp4_test): the library routes them
-		 * once its own NVFP4 GEMM tests (the cpu exact kernel's)
-		 * exist to hold the device to.  accel_reject() already asks
-		 * the device (DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES).
-		 */
+		/* Where the device lists them (accel_reject()). */
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = accel_reject,
 	},
 	{
