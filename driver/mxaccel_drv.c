@@ -96,6 +96,12 @@ static int mxaccel_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_MXACCEL_PARAM_DEVICE_MEMORY:
 		args->value = mdev->vram ? mxaccel_vram_size(mdev->vram) : 0;
 		break;
+	case DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES:
+		args->value = lim->quantize_scale_types;
+		break;
+	case DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES:
+		args->value = lim->gemm_scale_types;
+		break;
 	default:
 		return mxaccel_inval(drm, -EINVAL,
 				     "get_param: unknown param %u\n",

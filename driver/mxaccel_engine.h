@@ -30,6 +30,9 @@ struct mxaccel_engine_limits {
 	u64 elem_mask;		/* 1 << enum drm_mxaccel_elem */
 	u64 op_mask;		/* 1 << enum drm_mxaccel_op_kind */
 	u64 mode_mask;		/* 1 << enum drm_mxaccel_scale_mode */
+	/* 1 << enum drm_mxaccel_scale_type, per op kind */
+	u64 quantize_scale_types;
+	u64 gemm_scale_types;
 	u32 max_dim;		/* largest M, N or K */
 	u32 max_ops;		/* ops of one job, <= MXACCEL_MAX_OPS */
 	u32 ring_jobs;		/* jobs a ring may have started at once */

@@ -24,7 +24,7 @@
 #include "mxaccel_queue.h"
 #include "mxaccel_ring.h"
 #include "mxaccel_validate.h"
-#include "mxcore.h"
+#include "mxcore_geom.h"
 
 int mxaccel_job_should_stop(struct mxaccel_job *job)
 {
@@ -35,9 +35,10 @@ int mxaccel_job_should_stop(struct mxaccel_job *job)
 	return err;
 }
 
+/* Block operations of a validated op: blocks of A (32, or 16 for UE4M3). */
 static u64 op_work(const struct drm_mxaccel_op *op)
 {
-	u64 blocks = op->k / MXCORE_BLOCK;
+	u64 blocks = op->k / mxcore_scale_block(op->a_scale.scale_type);
 
 	return op->kind == DRM_MXACCEL_OP_GEMM ? (u64)op->m * op->n * blocks :
 						 (u64)op->m * blocks;

@@ -718,6 +718,9 @@ struct mxaccel_pci_engine *mxaccel_pci_engine_create(struct mxaccel_device *mdev
 		.elem_mask = lay->elem_mask,
 		.op_mask = lay->op_mask,
 		.mode_mask = lay->mode_mask,
+		/* The device model has no NVFP4 (pci-device.rst). */
+		.quantize_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0),
+		.gemm_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0),
 		.max_dim = min_t(u32, lay->max_dim, MXACCEL_MAX_DIM),
 		.max_ops = max_ops,
 		.ring_jobs = lay->depth / max_ops,

@@ -118,17 +118,24 @@ static void store_bits(u8 *row, u32 dtype, u32 i, u32 bits)
 		((u32 *)row)[i] = bits;
 }
 
-static u64 data_stride(const struct drm_mxaccel_mx_operand *mx, u32 cols)
+/* Operand a or b of an op, as the core's geometry. */
+static struct mxcore_geom op_geom(const struct drm_mxaccel_op *op, bool b)
 {
-	struct mxcore_geom g = mxaccel_mx_geom(mx, 1, cols);
+	return b ? mxaccel_mx_geom(&op->b, &op->b_scale, op->n, op->k) :
+		   mxaccel_mx_geom(&op->a, &op->a_scale, op->m, op->k);
+}
+
+static u64 data_stride(const struct drm_mxaccel_op *op, bool b)
+{
+	struct mxcore_geom g = op_geom(op, b);
 
 	return mxcore_geom_data_stride(&g);
 }
 
-static u64 scale_at(const struct drm_mxaccel_mx_operand *mx, u32 rows,
-		    u32 cols, u32 row, u32 block)
+static u64 scale_at(const struct drm_mxaccel_op *op, bool b, u32 row,
+		    u32 block)
 {
-	struct mxcore_geom g = mxaccel_mx_geom(mx, rows, cols);
+	struct mxcore_geom g = op_geom(op, b);
 
 	return mxcore_geom_scale_index(&g, row, block);
 }
@@ -138,17 +145,18 @@ static u64 dense_stride(const struct drm_mxaccel_dense_operand *d, u32 cols)
 	return mxcore_dense_stride(d->dtype, cols, d->stride);
 }
 
-static void decode_row(const struct drm_mxaccel_mx_operand *mx,
-			const u8 *codes, const u8 *scales, u32 rows, u32 cols,
-			u32 row, struct soft_decoded *d)
+/* Row of operand a or b of an MX (E8M0) GEMM. */
+static void decode_row(const struct drm_mxaccel_op *op, bool is_b,
+		       const u8 *codes, const u8 *scales, u32 row,
+		       struct soft_decoded *d)
 {
-	enum mxcore_elem elem = mx->elem;
+	enum mxcore_elem elem = is_b ? op->b.elem : op->a.elem;
 	u64 bbytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
 	int k_exp = mxcore_format(elem)->k_exp;
 	u32 b;
 
-	for (b = 0; b < cols / MXCORE_BLOCK; b++) {
-		u8 s = scales[scale_at(mx, rows, cols, row, b)];
+	for (b = 0; b < op->k / MXCORE_BLOCK; b++) {
+		u8 s = scales[scale_at(op, is_b, row, b)];
 
 		d->special[b] = mxcore_decode_block(elem, codes + b * bbytes,
 						    d->k + (u64)b * MXCORE_BLOCK) ||
@@ -170,8 +178,8 @@ static void decode_b(const struct drm_mxaccel_op *op,
 			.special = p->b.special + (u64)j * blocks,
 		};
 
-		decode_row(&op->b, p->b_data + (u64)j * data_stride(&op->b, op->k),
-			   p->b_scale, op->n, op->k, j, &row);
+		decode_row(op, true, p->b_data + (u64)j * data_stride(op, true),
+			   p->b_scale, j, &row);
 	}
 }
 
@@ -188,16 +196,16 @@ static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
 			       MXCORE_BF16 : MXCORE_F32;
 	u64 ablk = mxcore_row_bytes(ea, MXCORE_BLOCK);
 	u64 bblk = mxcore_row_bytes(eb, MXCORE_BLOCK);
-	const u8 *arow = p->a_data + (u64)i * data_stride(&op->a, op->k);
+	const u8 *arow = p->a_data + (u64)i * data_stride(op, false);
 	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
 	u32 blocks = op->k / MXCORE_BLOCK, j, kb;
 	struct mxcore_acc acc;
 	int err;
 
 	if (da)
-		decode_row(&op->a, arow, p->a_scale, op->m, op->k, i, da);
+		decode_row(op, false, arow, p->a_scale, i, da);
 	for (j = 0; j < op->n; j++) {
-		const u8 *brow = p->b_data + (u64)j * data_stride(&op->b, op->k);
+		const u8 *brow = p->b_data + (u64)j * data_stride(op, true);
 		u64 jb = (u64)j * blocks;
 
 		mxcore_acc_init(&acc);
@@ -213,9 +221,81 @@ static int gemm_row(struct soft_pace *pace, const struct drm_mxaccel_op *op,
 			else
 				mxcore_acc_block_dot(&acc,
 					ea, arow + kb * ablk,
-					p->a_scale[scale_at(&op->a, op->m, op->k, i, kb)],
+					p->a_scale[scale_at(op, false, i, kb)],
 					eb, brow + kb * bblk,
-					p->b_scale[scale_at(&op->b, op->n, op->k, j, kb)]);
+					p->b_scale[scale_at(op, true, j, kb)]);
+			err = soft_pace(pace, 1);
+			if (err)
+				return err;
+		}
+		store_bits(crow, op->c.dtype, j, mxcore_acc_round(&acc, dt));
+	}
+	return 0;
+}
+
+/*
+ * One row of a QUANTIZE: each block through the core's torchao-exact
+ * function, mxcore_quantize_block() for E8M0 scales and
+ * mxcore_nvfp4_quantize_block() for UE4M3 ones (with the op's tensor
+ * scale), as the library's cpu backend does.
+ */
+/* A GEMM with a UE4M3 (NVFP4) operand: MX x MX has the paths above. */
+static bool gemm_has_ue4m3(const struct drm_mxaccel_op *op)
+{
+	return op->a_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3 ||
+	       op->b_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3;
+}
+
+static struct mxcore_scaling op_scaling(const struct drm_mxaccel_op *op,
+					bool b)
+{
+	const struct drm_mxaccel_block_scale *bs = b ? &op->b_scale :
+						       &op->a_scale;
+
+	return (struct mxcore_scaling){
+		.elem = b ? op->b.elem : op->a.elem,
+		.scale_type = bs->scale_type,
+		.tensor_scale = bs->tensor_scale,
+	};
+}
+
+/*
+ * One row of C of a GEMM with a UE4M3 operand, NVFP4 x NVFP4 or mixed
+ * with MX: K in segments of 16 elements (each inside one block of either
+ * side, blocks being 16 or 32), every segment's exact product through
+ * the core's mxcore_acc_seg_dot() (element codes, block scales and tensor
+ * scales are integers times powers of two), one rounding at the end.
+ */
+static int gemm_row_seg(struct soft_pace *pace, const struct drm_mxaccel_op *op,
+			const struct soft_op_ptrs *p, u32 i)
+{
+	struct mxcore_geom ga = op_geom(op, false), gb = op_geom(op, true);
+	struct mxcore_scaling fa = op_scaling(op, false);
+	struct mxcore_scaling fb = op_scaling(op, true);
+	u32 ba = mxcore_geom_block(&ga), bb = mxcore_geom_block(&gb);
+	u32 seg = min(ba, bb), segs = op->k / seg, j, s;
+	enum mxcore_dtype dt = op->c.dtype == DRM_MXACCEL_DTYPE_BF16 ?
+			       MXCORE_BF16 : MXCORE_F32;
+	const u8 *arow = p->a_data + mxcore_geom_data_offset(&ga, i);
+	u8 *crow = p->c + (u64)i * dense_stride(&op->c, op->n);
+	struct mxcore_acc acc;
+	int err;
+
+	for (j = 0; j < op->n; j++) {
+		const u8 *brow = p->b_data + mxcore_geom_data_offset(&gb, j);
+
+		mxcore_acc_init(&acc);
+		if (op->flags & DRM_MXACCEL_OP_ACCUMULATE)
+			mxcore_acc_add_float(&acc, load_bits(crow, op->c.dtype, j),
+					     MXCORE_F32);
+		for (s = 0; s < segs; s++) {
+			u32 k0 = s * seg;
+
+			mxcore_acc_seg_dot(&acc, seg,
+				&fa, arow + mxcore_row_bytes(fa.elem, k0),
+				p->a_scale[mxcore_geom_scale_index(&ga, i, k0 / ba)],
+				&fb, brow + mxcore_row_bytes(fb.elem, k0),
+				p->b_scale[mxcore_geom_scale_index(&gb, j, k0 / bb)]);
 			err = soft_pace(pace, 1);
 			if (err)
 				return err;
@@ -229,20 +309,23 @@ static int quantize_row(struct soft_pace *pace,
 			const struct drm_mxaccel_op *op,
 			const struct soft_op_ptrs *p, u32 r)
 {
-	enum mxcore_elem elem = op->a.elem;
-	u64 blk = mxcore_row_bytes(elem, MXCORE_BLOCK);
+	struct mxcore_geom g = op_geom(op, false);
+	u32 block = mxcore_geom_block(&g);
+	u64 blk = mxcore_geom_block_bytes(&g);
 	const u8 *in = p->c + (u64)r * dense_stride(&op->c, op->k);
-	u8 *out = p->a_data + (u64)r * data_stride(&op->a, op->k);
+	u8 *out = p->a_data + (u64)r * mxcore_geom_data_stride(&g);
+	bool nvfp4 = op->a_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3;
 	u32 x[MXCORE_BLOCK];
 	u32 b, i;
 	int err;
 
-	for (b = 0; b < op->k / MXCORE_BLOCK; b++) {
-		for (i = 0; i < MXCORE_BLOCK; i++)
-			x[i] = load_bits(in, op->c.dtype,
-					 b * MXCORE_BLOCK + i);
-		p->a_scale[scale_at(&op->a, op->m, op->k, r, b)] =
-			mxcore_quantize_block(elem, op->scale_mode, x,
+	for (b = 0; b < op->k / block; b++) {
+		for (i = 0; i < block; i++)
+			x[i] = load_bits(in, op->c.dtype, b * block + i);
+		p->a_scale[mxcore_geom_scale_index(&g, r, b)] = nvfp4 ?
+			mxcore_nvfp4_quantize_block(x, op->a_scale.tensor_scale,
+						    out + b * blk) :
+			mxcore_quantize_block(op->a.elem, op->scale_mode, x,
 					      out + b * blk);
 		err = soft_pace(pace, 1);
 		if (err)
@@ -265,6 +348,8 @@ static int run_rows(struct mxaccel_job *job, u32 opi, u32 chunk, u32 row0,
 	for (r = row0; r < row1 && !err; r++) {
 		if (op->kind == DRM_MXACCEL_OP_QUANTIZE)
 			err = quantize_row(&pace, op, p, r);
+		else if (gemm_has_ue4m3(op))
+			err = gemm_row_seg(&pace, op, p, r);
 		else
 			err = gemm_row(&pace, op, p, p->b.k ? &p->a[chunk] : NULL,
 				       r);
@@ -282,9 +367,11 @@ static void soft_chunk_work(struct work_struct *work)
 		complete(&sr->chunks_done);
 }
 
+/* Block operations of an op: blocks of A (32, or 16 for UE4M3). */
 static u64 op_blocks(const struct drm_mxaccel_op *op)
 {
-	u64 blocks = op->k / MXCORE_BLOCK;
+	struct mxcore_geom g = op_geom(op, false);
+	u64 blocks = mxcore_geom_blocks(&g);
 
 	return op->kind == DRM_MXACCEL_OP_GEMM ? (u64)op->m * op->n * blocks :
 						 (u64)op->m * blocks;
@@ -304,9 +391,14 @@ static int run_op(struct soft_ring *sr, struct mxaccel_job *job, u32 opi)
 
 	/* Swizzled padding is written as zero, like torchao's to_blocked. */
 	if (op->kind == DRM_MXACCEL_OP_QUANTIZE &&
-	    op->a.scale_layout == DRM_MXACCEL_LAYOUT_SWIZZLED)
-		memset(p->a_scale, 0,
-		       mxcore_swizzle_bytes(op->m, op->k / MXCORE_BLOCK));
+	    op->a.scale_layout == DRM_MXACCEL_LAYOUT_SWIZZLED) {
+		struct mxcore_geom g = op_geom(op, false);
+		u64 span = 0;
+
+		/* Validated at SUBMIT: the span fits its buffer object. */
+		mxcore_geom_scale_span(&g, &span);
+		memset(p->a_scale, 0, span);
+	}
 
 	if (op->kind == DRM_MXACCEL_OP_GEMM && p->b.k)
 		decode_b(op, p);
@@ -430,7 +522,8 @@ static int decode_scratch(struct soft_op_ptrs *p,
 	u8 *mem;
 	u32 c;
 
-	if (op->kind != DRM_MXACCEL_OP_GEMM || need > SOFT_DECODE_MAX)
+	if (op->kind != DRM_MXACCEL_OP_GEMM || gemm_has_ue4m3(op) ||
+	    need > SOFT_DECODE_MAX)
 		return 0;
 	p->a = kcalloc(p->n_chunks, sizeof(*p->a), GFP_KERNEL_ACCOUNT);
 	mem = kvmalloc(need, GFP_KERNEL_ACCOUNT);
@@ -538,7 +631,12 @@ static const struct mxaccel_engine_limits soft_limits = {
 	.mode_mask = BIT_ULL(DRM_MXACCEL_SCALE_FLOOR) |
 		     BIT_ULL(DRM_MXACCEL_SCALE_RCEIL) |
 		     BIT_ULL(DRM_MXACCEL_SCALE_CEIL) |
-		     BIT_ULL(DRM_MXACCEL_SCALE_EVEN),
+		     BIT_ULL(DRM_MXACCEL_SCALE_EVEN) |
+		     BIT_ULL(DRM_MXACCEL_SCALE_NVFP4),
+	.quantize_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0) |
+				BIT_ULL(DRM_MXACCEL_SCALE_TYPE_UE4M3),
+	.gemm_scale_types = BIT_ULL(DRM_MXACCEL_SCALE_TYPE_E8M0) |
+			    BIT_ULL(DRM_MXACCEL_SCALE_TYPE_UE4M3),
 	.max_dim = MXACCEL_MAX_DIM,
 	.max_ops = MXACCEL_MAX_OPS,
 	.ring_jobs = 1,

@@ -15,6 +15,10 @@
 #define MXACCEL_SUBMIT_FLAGS	(DRM_MXACCEL_SUBMIT_WAIT | \
 				 DRM_MXACCEL_SUBMIT_NO_INLINE)
 
+/* Version 4 appended to the version 1 op; nothing moved. */
+static_assert(offsetof(struct drm_mxaccel_op, a_scale) ==
+	      DRM_MXACCEL_OP_SIZE_V1);
+
 static int check_args(struct drm_device *drm,
 		      const struct drm_mxaccel_submit *args)
 {
@@ -28,11 +32,11 @@ static int check_args(struct drm_device *drm,
 		return mxaccel_inval(drm, -E2BIG, "submit: op_count %u above %u\n",
 				     args->op_count,
 				     to_mxaccel(drm)->engine->limits.max_ops);
-	if (args->op_size < sizeof(struct drm_mxaccel_op))
+	/* Older, smaller ops are zero-extended (copy_struct_from_user). */
+	if (args->op_size < DRM_MXACCEL_OP_SIZE_V1)
 		return mxaccel_inval(drm, -EINVAL,
-				     "submit: op_size %u below %zu\n",
-				     args->op_size,
-				     sizeof(struct drm_mxaccel_op));
+				     "submit: op_size %u below %u\n",
+				     args->op_size, DRM_MXACCEL_OP_SIZE_V1);
 	if (args->op_size > DRM_MXACCEL_MAX_ELEM_SIZE)
 		return mxaccel_inval(drm, -E2BIG,
 				     "submit: op_size %u above %u\n",

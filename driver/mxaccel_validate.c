@@ -96,11 +96,41 @@ static int add_span(struct check_ctx *ctx, u32 op, unsigned int which,
 	return 0;
 }
 
-static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
-		    const struct drm_mxaccel_mx_operand *mx, u32 rows, u32 cols,
-		    unsigned int data, unsigned int access)
+/* Largest positive finite fp32: bits above it are Inf, NaN or negative. */
+#define F32_MAX_FINITE_BITS	0x7f7fffffu
+
+/*
+ * The scaling of an operand beyond what the core's geometry rules cover:
+ * the engine's scale types for the op, and the per-tensor scale.
+ */
+static int check_block_scale(struct check_ctx *ctx, u32 op, const char *name,
+			     const struct drm_mxaccel_block_scale *bs,
+			     u64 scale_types)
 {
-	struct mxcore_geom g = mxaccel_mx_geom(mx, rows, cols);
+	struct drm_device *drm = ctx->drm;
+
+	if (!(scale_types & BIT_ULL(bs->scale_type)))
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s_scale: scale_type %u: the engine does not run it for this op (mask 0x%llx)\n",
+				     op, name, bs->scale_type, scale_types);
+	if (bs->scale_type != DRM_MXACCEL_SCALE_TYPE_UE4M3 && bs->tensor_scale)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s_scale: tensor_scale 0x%08x with E8M0 scales: only UE4M3 scales take one\n",
+				     op, name, bs->tensor_scale);
+	if (bs->tensor_scale > F32_MAX_FINITE_BITS)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s_scale: tensor_scale 0x%08x is not a positive finite fp32 (0x00000001..0x%08x, or 0)\n",
+				     op, name, bs->tensor_scale,
+				     F32_MAX_FINITE_BITS);
+	return 0;
+}
+
+static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
+		    const struct drm_mxaccel_mx_operand *mx,
+		    const struct drm_mxaccel_block_scale *bs, u64 scale_types,
+		    u32 rows, u32 cols, unsigned int data, unsigned int access)
+{
+	struct mxcore_geom g = mxaccel_mx_geom(mx, bs, rows, cols);
 	struct drm_device *drm = ctx->drm;
 	enum mxcore_geom_fault fault;
 	u64 value, limit, span = 0;
@@ -112,7 +142,15 @@ static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
 		return mxaccel_inval(drm, -EINVAL,
 				     "submit: op %u %s: element type %u\n",
 				     op, name, mx->elem);
-	/* The rules are the core's, the library's too (mxcore_geom.h). */
+	if (bs->pad)
+		return mxaccel_inval(drm, -EINVAL,
+				     "submit: op %u %s_scale: pad is not zero\n",
+				     op, name);
+	/*
+	 * The rules are the core's, the library's too (mxcore_geom.h):
+	 * scale type, block size, UE4M3 only with e2m1, K a multiple of
+	 * the block, strides.
+	 */
 	fault = mxcore_geom_check(&g, &value, &limit);
 	if (fault) {
 		snprintf(text, sizeof(text), mxcore_geom_fault_text(fault),
@@ -120,6 +158,9 @@ static int check_mx(struct check_ctx *ctx, u32 op, const char *name,
 		return mxaccel_inval(drm, -EINVAL, "submit: op %u %s: %s\n",
 				     op, name, text);
 	}
+	ret = check_block_scale(ctx, op, name, bs, scale_types);
+	if (ret)
+		return ret;
 	ret = add_span(ctx, op, data, name, mx->data_handle, mx->data_offset,
 		       rows, mxcore_geom_data_stride(&g),
 		       mxcore_geom_row_bytes(&g), access);
@@ -177,9 +218,10 @@ static int check_op(struct check_ctx *ctx, u32 i,
 	if (op->kind >= 64 || !(lim->op_mask & BIT_ULL(op->kind)))
 		return mxaccel_inval(drm, -EINVAL, "submit: op %u: kind %u\n",
 				     i, op->kind);
-	if (!dim_ok(ctx, op->m) || !dim_ok(ctx, op->k) || op->k % MXCORE_BLOCK)
+	/* K against each operand's block size: check_mx(). */
+	if (!dim_ok(ctx, op->m) || !dim_ok(ctx, op->k))
 		return mxaccel_inval(drm, -EINVAL,
-				     "submit: op %u: m %u / k %u (1..%u, k a multiple of 32)\n",
+				     "submit: op %u: m %u / k %u (1..%u)\n",
 				     i, op->m, op->k, lim->max_dim);
 
 	if (op->kind == DRM_MXACCEL_OP_GEMM) {
@@ -196,10 +238,12 @@ static int check_op(struct check_ctx *ctx, u32 i,
 			return mxaccel_inval(drm, -EINVAL,
 					     "submit: op %u: n %u (1..%u)\n",
 					     i, op->n, lim->max_dim);
-		ret = check_mx(ctx, i, "a", &op->a, op->m, op->k, MXACCEL_OPND_A_DATA,
-			       MXACCEL_BO_READ);
+		ret = check_mx(ctx, i, "a", &op->a, &op->a_scale,
+			       lim->gemm_scale_types, op->m, op->k,
+			       MXACCEL_OPND_A_DATA, MXACCEL_BO_READ);
 		if (!ret)
-			ret = check_mx(ctx, i, "b", &op->b, op->n, op->k,
+			ret = check_mx(ctx, i, "b", &op->b, &op->b_scale,
+				       lim->gemm_scale_types, op->n, op->k,
 				       MXACCEL_OPND_B_DATA, MXACCEL_BO_READ);
 		/* C is an input too when accumulating. */
 		if (!ret)
@@ -214,16 +258,25 @@ static int check_op(struct check_ctx *ctx, u32 i,
 	if (op->flags)
 		return mxaccel_inval(drm, -EINVAL,
 				     "submit: op %u: flags set on a QUANTIZE\n", i);
-	if (op->n || memchr_inv(&op->b, 0, sizeof(op->b)))
+	if (op->n || memchr_inv(&op->b, 0, sizeof(op->b)) ||
+	    memchr_inv(&op->b_scale, 0, sizeof(op->b_scale)))
 		return mxaccel_inval(drm, -EINVAL,
-				     "submit: op %u: n or b set on a QUANTIZE\n",
+				     "submit: op %u: n, b or b_scale set on a QUANTIZE\n",
 				     i);
 	if (op->scale_mode >= 64 || !(lim->mode_mask & BIT_ULL(op->scale_mode)))
 		return mxaccel_inval(drm, -EINVAL,
 				     "submit: op %u: scale_mode %u\n", i,
 				     op->scale_mode);
-	ret = check_mx(ctx, i, "a", &op->a, op->m, op->k, MXACCEL_OPND_A_DATA,
-		       MXACCEL_BO_WRITE);
+	ret = check_mx(ctx, i, "a", &op->a, &op->a_scale,
+		       lim->quantize_scale_types, op->m, op->k,
+		       MXACCEL_OPND_A_DATA, MXACCEL_BO_WRITE);
+	/* NVFP4 is UE4M3's one mode, and only UE4M3's. */
+	if (!ret && (op->scale_mode == DRM_MXACCEL_SCALE_NVFP4) !=
+	    (op->a_scale.scale_type == DRM_MXACCEL_SCALE_TYPE_UE4M3))
+		ret = mxaccel_inval(drm, -EINVAL,
+				    "submit: op %u: scale_mode %u with scale_type %u (UE4M3 takes NVFP4 (%u), E8M0 FLOOR..EVEN)\n",
+				    i, op->scale_mode, op->a_scale.scale_type,
+				    DRM_MXACCEL_SCALE_NVFP4);
 	if (!ret)
 		ret = check_dense(ctx, i, &op->c, op->m, op->k, MXACCEL_BO_READ);
 	return ret;

@@ -29,6 +29,8 @@ struct accel_device {
 	/* GET_PARAM answers */
 	uint64_t uapi, engine_kind, elem_mask, op_mask, mode_mask;
 	uint64_t max_dim, max_ops, rings, device_memory;
+	/* 1 << enum drm_mxaccel_scale_type per op (version 4; E8M0 before) */
+	uint64_t quantize_scale_types, gemm_scale_types;
 	pthread_mutex_t lock;
 	struct accel_queue *queue;	/* where new jobs go */
 	/*

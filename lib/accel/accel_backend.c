@@ -69,6 +69,15 @@ static int read_caps(struct accel_device *ad)
 	if (!ret && ad->uapi >= 3)
 		ret = get_param(ad, DRM_MXACCEL_PARAM_DEVICE_MEMORY,
 				&ad->device_memory);
+	/* Version 4: scale types per op (NVFP4's UE4M3); E8M0 before. */
+	ad->quantize_scale_types = 1ull << DRM_MXACCEL_SCALE_TYPE_E8M0;
+	ad->gemm_scale_types = 1ull << DRM_MXACCEL_SCALE_TYPE_E8M0;
+	if (!ret && ad->uapi >= 4)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES,
+				&ad->quantize_scale_types);
+	if (!ret && ad->uapi >= 4)
+		ret = get_param(ad, DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES,
+				&ad->gemm_scale_types);
 	return ret;
 }
 
@@ -296,6 +305,15 @@ static const char *accel_reject(struct mxa_device *dev,
 
 	if (!(ad->op_mask & (1ull << kind)))
 		return "the device does not run this operation";
+	if (d->op == MXA_OP_QUANTIZE &&
+	    !(ad->quantize_scale_types & (1ull << d->a_scale_type)))
+		return "the device's QUANTIZE writes no such scales (DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES; E8M0 only before uapi 4)";
+	if (d->op == MXA_OP_GEMM &&
+	    (!(ad->gemm_scale_types & (1ull << d->a_scale_type)) ||
+	     !(ad->gemm_scale_types & (1ull << d->b_scale_type))))
+		return ad->gemm_scale_types == 1ull << DRM_MXACCEL_SCALE_TYPE_E8M0 ?
+		       "the device's GEMM takes E8M0 (MX) scales only (DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES)" :
+		       "the device's GEMM does not take these scale types (DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES)";
 	if (!(ad->elem_mask & (1ull << d->a_elem)) ||
 	    (d->op == MXA_OP_GEMM && !(ad->elem_mask & (1ull << d->b_elem))))
 		return "the device does not support this element type";
@@ -303,6 +321,18 @@ static const char *accel_reject(struct mxa_device *dev,
 		return "the device does not support this scale mode";
 	if (d->m > ad->max_dim || d->n > ad->max_dim || d->k > ad->max_dim)
 		return "a dimension is above the device's limit";
+	return NULL;
+}
+
+/*
+ * Host dequantization of the scale types the device's engine writes: a
+ * device without NVFP4 quantization has no NVFP4 at all, and says so.
+ */
+static const char *accel_reject_dequantize(struct mxa_device *dev,
+					   const struct mxa_op_desc *d)
+{
+	if (!(accel_dev(dev)->quantize_scale_types & (1ull << d->a_scale_type)))
+		return "the device's engine has no such scales (DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES; E8M0 only before uapi 4)";
 	return NULL;
 }
 
@@ -315,12 +345,18 @@ static const char *accel_reject_native(struct mxa_device *dev,
 	return accel_reject(dev, d);
 }
 
-/* Dequantization is not a device op: exact, on the host, on the mapping. */
+/*
+ * Dequantization is not a device op: exact, on the host, on the mapping,
+ * through the core's functions (mxcore_nvfp4_dequantize() for UE4M3).
+ */
 static int accel_dequantize_host(struct mxa_device *dev,
 				 const struct mxa_job *job)
 {
 	const struct mxa_matrix *m = &job->a;
 	const struct mxa_dense *d = &job->dense;
+	struct mxcore_geom g = mxa__geom(m);
+	uint32_t block = mxcore_geom_block(&g), ts;
+	bool nvfp4 = m->scale_type == MXA_SCALE_UE4M3;
 	enum mxcore_elem elem = (enum mxcore_elem)m->elem;
 	enum mxcore_dtype dt = d->dtype == MXA_DTYPE_BF16 ? MXCORE_BF16 :
 							    MXCORE_F32;
@@ -330,17 +366,19 @@ static int accel_dequantize_host(struct mxa_device *dev,
 	uint32_t r, i;
 
 	(void)dev;
+	memcpy(&ts, &m->tensor_scale, sizeof(ts));
 	for (r = 0; r < m->rows; r++) {
-		const uint8_t *row = data + (size_t)r * mxa__data_stride(m);
+		const uint8_t *row = data + mxcore_geom_data_offset(&g, r);
 		uint8_t *out = (uint8_t *)d->buf->host + d->offset +
 			       (size_t)r * mxa__dense_stride(d);
 
 		for (i = 0; i < m->cols; i++) {
-			uint8_t s = scales[mxa__scale_index(m, r,
-							    i / MXCORE_BLOCK)];
-			uint32_t v = mxcore_dequantize(elem,
-						       mxcore_get_code(elem, row, i),
-						       s, dt);
+			uint8_t s = scales[mxcore_geom_scale_index(&g, r,
+								   i / block)];
+			uint8_t c = mxcore_get_code(elem, row, i);
+			uint32_t v = nvfp4 ?
+				     mxcore_nvfp4_dequantize(c, s, ts, dt) :
+				     mxcore_dequantize(elem, c, s, dt);
 
 			if (dt == MXCORE_BF16) {
 				uint16_t h = (uint16_t)v;
@@ -380,6 +418,9 @@ static const struct mxa_kernel accel_kernels[] = {
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		/* Where the device lists them (accel_reject()). */
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = accel_reject,
 	},
 	{
@@ -389,6 +430,8 @@ static const struct mxa_kernel accel_kernels[] = {
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = accel_reject,
 	},
 	{
@@ -398,6 +441,9 @@ static const struct mxa_kernel accel_kernels[] = {
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.reject = accel_reject_dequantize,
 		.run = accel_dequantize_host,
 	},
 };

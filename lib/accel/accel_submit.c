@@ -28,6 +28,25 @@ static struct accel_fence *to_accel_fence(struct mxa_fence *f)
 	return (struct accel_fence *)f;
 }
 
+/* The library's enums are the uapi's. */
+_Static_assert((int)MXA_SCALE_NVFP4 == (int)DRM_MXACCEL_SCALE_NVFP4 &&
+	       (int)MXA_SCALE_E8M0 == (int)DRM_MXACCEL_SCALE_TYPE_E8M0 &&
+	       (int)MXA_SCALE_UE4M3 == (int)DRM_MXACCEL_SCALE_TYPE_UE4M3,
+	       "uapi scale enums");
+
+/*
+ * The scaling of an operand (uapi 4).  A driver older than that gets the
+ * version 1 op, without it: accel_reject() keeps UE4M3 operands from it,
+ * and E8M0 ones have zeros here.
+ */
+static void encode_scale(struct drm_mxaccel_block_scale *s,
+			 const struct mxa_matrix *m)
+{
+	s->scale_type = m->scale_type;
+	s->block_size = m->block_size;
+	memcpy(&s->tensor_scale, &m->tensor_scale, sizeof(s->tensor_scale));
+}
+
 static void encode_mx(struct drm_mxaccel_mx_operand *o,
 		      const struct mxa_matrix *m)
 {
@@ -58,6 +77,7 @@ static void encode(struct drm_mxaccel_op *op, const struct mxa_work *w,
 	op->c.offset = job->dense.offset;
 	op->c.stride = job->dense.stride;
 	encode_mx(&op->a, &job->a);
+	encode_scale(&op->a_scale, &job->a);
 	op->m = job->a.rows;
 	op->k = job->a.cols;
 	if (job->op == MXA_OP_GEMM) {
@@ -68,10 +88,36 @@ static void encode(struct drm_mxaccel_op *op, const struct mxa_work *w,
 			op->flags |= DRM_MXACCEL_OP_EXACT;
 		op->n = job->b.rows;
 		encode_mx(&op->b, &job->b);
+		encode_scale(&op->b_scale, &job->b);
 	} else {
 		op->kind = DRM_MXACCEL_OP_QUANTIZE;
 		op->scale_mode = job->mode;
 	}
+}
+
+/* The op struct the driver knows: version 4's, or versions 1 to 3's. */
+static size_t op_size(const struct accel_device *ad)
+{
+	return ad->uapi >= 4 ? sizeof(struct drm_mxaccel_op) :
+			       DRM_MXACCEL_OP_SIZE_V1;
+}
+
+/* count works as ops op_size(ad) bytes apart, in one allocation. */
+static uint8_t *encode_all(const struct mxa_work *works, unsigned int count,
+			   const struct accel_device *ad)
+{
+	size_t size = op_size(ad);
+	uint8_t *ops = calloc(count, size);
+	struct drm_mxaccel_op op;
+	unsigned int i;
+
+	if (!ops)
+		return NULL;
+	for (i = 0; i < count; i++) {
+		encode(&op, &works[i], ad);
+		memcpy(ops + i * size, &op, size);
+	}
+	return ops;
 }
 
 static int64_t deadline(int64_t timeout_ns)
@@ -148,16 +194,16 @@ static const struct mxa_fence_ops accel_fence_ops = {
  * *done says whether it finished (a signal can end the wait early) and
  * *status is its status.
  */
-static int submit_chunk(struct accel_queue *q, struct drm_mxaccel_op *ops,
-			unsigned int count, bool wait, uint64_t *seqno,
-			bool *done, int *status)
+static int submit_chunk(struct accel_queue *q, const uint8_t *ops,
+			size_t size, unsigned int count, bool wait,
+			uint64_t *seqno, bool *done, int *status)
 {
 	struct drm_mxaccel_submit s = {
 		.queue_id = q->id,
 		.flags = wait ? DRM_MXACCEL_SUBMIT_WAIT : 0,
 		.ops = (uintptr_t)ops,
 		.op_count = count,
-		.op_size = sizeof(*ops),
+		.op_size = (uint32_t)size,
 		.wait_timeout_ns = wait ? INT64_MAX : 0,
 	};
 	int ret = accel_ioctl(q->fd, DRM_IOCTL_MXACCEL_SUBMIT, &s);
@@ -176,18 +222,17 @@ int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 	struct accel_device *ad = accel_dev(dev);
 	unsigned int per = ad->max_ops ? (unsigned int)ad->max_ops : 1;
 	unsigned int chunks = (count + per - 1) / per, i;
-	struct drm_mxaccel_op *ops;
+	size_t size = op_size(ad);
 	struct accel_fence *f;
+	uint8_t *ops;
 	int ret;
 
-	ops = calloc(count, sizeof(*ops));
+	ops = encode_all(works, count, ad);
 	f = calloc(1, sizeof(*f) + chunks * sizeof(f->seqnos[0]));
 	if (!ops || !f) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (i = 0; i < count; i++)
-		encode(&ops[i], &works[i], ad);
 	ret = accel_queue_get(ad, &f->queue);
 	if (ret)
 		goto err_free;
@@ -196,8 +241,8 @@ int accel_submit(struct mxa_device *dev, const struct mxa_work *works,
 	for (i = 0; i < chunks; i++) {
 		unsigned int n = count - i * per < per ? count - i * per : per;
 
-		ret = submit_chunk(f->queue, ops + i * per, n, false,
-				   &f->seqnos[i], NULL, NULL);
+		ret = submit_chunk(f->queue, ops + (size_t)i * per * size,
+				   size, n, false, &f->seqnos[i], NULL, NULL);
 		if (ret)
 			break;
 		f->count++;
@@ -233,10 +278,9 @@ int accel_submit_wait(struct mxa_device *dev, const struct mxa_work *works,
 		      unsigned int count)
 {
 	struct accel_device *ad = accel_dev(dev);
-	struct drm_mxaccel_op *ops;
 	struct accel_fence *f;
 	struct mxa_fence *fence;
-	unsigned int i;
+	uint8_t *ops;
 	bool done;
 	int ret, status;
 
@@ -248,22 +292,20 @@ int accel_submit_wait(struct mxa_device *dev, const struct mxa_work *works,
 		}
 		return ret;
 	}
-	ops = calloc(count, sizeof(*ops));
+	ops = encode_all(works, count, ad);
 	f = calloc(1, sizeof(*f) + sizeof(f->seqnos[0]));
 	if (!ops || !f) {
 		free(ops);
 		free(f);
 		return -ENOMEM;
 	}
-	for (i = 0; i < count; i++)
-		encode(&ops[i], &works[i], ad);
 	ret = accel_queue_get(ad, &f->queue);
 	if (ret)
 		goto out_free;
 	f->base.ops = &accel_fence_ops;
 	f->dev = dev;
-	ret = submit_chunk(f->queue, ops, count, true, &f->seqnos[0], &done,
-			   &status);
+	ret = submit_chunk(f->queue, ops, op_size(ad), count, true,
+			   &f->seqnos[0], &done, &status);
 	if (ret) {
 		mxa__dbg("%s: SUBMIT: %s", dev->info.name, mxa_strerror(ret));
 		accel_queue_put(ad, f->queue);

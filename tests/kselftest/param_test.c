@@ -86,7 +86,8 @@ TEST_F(param, masks)
 	const __u64 all_modes = (1ull << DRM_MXACCEL_SCALE_FLOOR) |
 				(1ull << DRM_MXACCEL_SCALE_RCEIL) |
 				(1ull << DRM_MXACCEL_SCALE_CEIL) |
-				(1ull << DRM_MXACCEL_SCALE_EVEN);
+				(1ull << DRM_MXACCEL_SCALE_EVEN) |
+				(1ull << DRM_MXACCEL_SCALE_NVFP4);
 	__u64 kind, elems, ops, modes;
 
 	ASSERT_EQ(0, get_param(self->fd, DRM_MXACCEL_PARAM_ENGINE_KIND,
@@ -265,7 +266,7 @@ TEST_F(param, device_memory)
 TEST_F(param, unknown_param)
 {
 	static const __u32 bad[] = {
-		DRM_MXACCEL_PARAM_DEVICE_MEMORY + 1, 64, 0x80000000u,
+		DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES + 1, 64, 0x80000000u,
 		0xffffffffu,
 	};
 	unsigned int i;

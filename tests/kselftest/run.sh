@@ -16,8 +16,8 @@ dir=$(cd "$(dirname "$0")" && pwd)
 # /payload/mxaccel.ko); pci_test (PCI devices only) ends by losing the
 # device for good: they stay last.
 [ $# -gt 0 ] || set -- param_test bo_test queue_test isolation_test \
-	submit_test compute_test sync_test hang_test limits_test core_test \
-	import_test fuzz_test module_test pci_test
+	submit_test compute_test nvfp4_test sync_test hang_test limits_test \
+	core_test import_test fuzz_test module_test pci_test
 rcfile=$(mktemp "${TMPDIR:-/tmp}/mxaccel-kselftest.XXXXXX") || exit 1
 trap 'rm -f "$rcfile"' EXIT
 

@@ -230,11 +230,11 @@ TEST_F(submit, op_count_max)
 	free(ops);
 }
 
+/* Below the first version's op (DRM_MXACCEL_OP_SIZE_V1): -EINVAL. */
 TEST_F(submit, op_size_too_small)
 {
 	static const __u32 bad[] = {
-		0, 8, sizeof(struct drm_mxaccel_op) - 8,
-		sizeof(struct drm_mxaccel_op) - 1,
+		0, 8, DRM_MXACCEL_OP_SIZE_V1 - 8, DRM_MXACCEL_OP_SIZE_V1 - 1,
 	};
 	struct drm_mxaccel_submit args;
 	unsigned int i;
@@ -243,6 +243,35 @@ TEST_F(submit, op_size_too_small)
 		mxt_submit_init(&args, self->queue, &self->gemm, 1);
 		args.op_size = bad[i];
 		EXPECT_EQ(-EINVAL, do_submit(_metadata, self->fd, &args));
+	}
+}
+
+/*
+ * An older, smaller op (version 1 to 3, or any size from there up to the
+ * driver's): accepted, the fields past it zero-filled.  Ops are op_size
+ * apart.
+ */
+TEST_F(submit, op_size_older)
+{
+	const size_t base = sizeof(struct drm_mxaccel_op);
+	const size_t sizes[] = {
+		DRM_MXACCEL_OP_SIZE_V1, DRM_MXACCEL_OP_SIZE_V1 + 8, base - 8,
+	};
+	struct drm_mxaccel_submit args;
+	unsigned int i;
+	__u8 *buf;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		buf = calloc(2, sizes[i]);
+		ASSERT_NE(NULL, buf);
+		memcpy(buf, &self->gemm, sizes[i]);
+		memcpy(buf + sizes[i], &self->gemm, sizes[i]);
+		mxt_submit_init(&args, self->queue, NULL, 2);
+		args.ops = (uintptr_t)buf;
+		args.op_size = sizes[i];
+		EXPECT_EQ(0, do_submit(_metadata, self->fd, &args))
+			TH_LOG("op_size %zu", sizes[i]);
+		free(buf);
 	}
 }
 

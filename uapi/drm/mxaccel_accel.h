@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define DRM_MXACCEL_UAPI_VERSION	3
+#define DRM_MXACCEL_UAPI_VERSION	4
 
 /*
  * Largest element size accepted for growable arrays (SUBMIT's op_size and
@@ -102,6 +102,11 @@ extern "C" {
  * @DRM_MXACCEL_PARAM_DEVICE_MEMORY: bytes of device memory that
  *	DRM_MXACCEL_BO_DEVICE buffer objects come from (version 3); 0 when
  *	the device has none and uses system memory only.
+ * @DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES: bit (1 << t) set for each
+ *	enum drm_mxaccel_scale_type t that QUANTIZE writes (version 4).
+ * @DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES: bit (1 << t) set for each
+ *	enum drm_mxaccel_scale_type t that GEMM takes on A and on B, in any
+ *	combination (version 4).  A version 3 driver has E8M0 only.
  */
 enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_UAPI_VERSION = 0,
@@ -121,6 +126,8 @@ enum drm_mxaccel_param {
 	DRM_MXACCEL_PARAM_STATUS_WINDOW = 14,
 	DRM_MXACCEL_PARAM_INLINE_MAX_WORK = 15,
 	DRM_MXACCEL_PARAM_DEVICE_MEMORY = 16,
+	DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES = 17,
+	DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES = 18,
 };
 
 /**
@@ -153,7 +160,22 @@ enum drm_mxaccel_elem {
 };
 
 /**
- * enum drm_mxaccel_scale_layout - where the E8M0 scale of (row, block) is
+ * enum drm_mxaccel_scale_type - what a block's scale byte is (version 4)
+ *
+ * @DRM_MXACCEL_SCALE_TYPE_E8M0: OCP MX: 2^(s - 127), 0xff is NaN; blocks
+ *	of 32 elements.  Every element type.
+ * @DRM_MXACCEL_SCALE_TYPE_UE4M3: NVFP4: a float8_e4m3fn with the sign
+ *	bit clear; blocks of 16 elements; DRM_MXACCEL_ELEM_E2M1 only.
+ *	An operand with UE4M3 scales may also have an fp32 per-tensor
+ *	scale (&drm_mxaccel_block_scale.tensor_scale).
+ */
+enum drm_mxaccel_scale_type {
+	DRM_MXACCEL_SCALE_TYPE_E8M0 = 0,
+	DRM_MXACCEL_SCALE_TYPE_UE4M3 = 1,
+};
+
+/**
+ * enum drm_mxaccel_scale_layout - where the scale of (row, block) is
  *
  * @DRM_MXACCEL_LAYOUT_PLAIN: row-major, scale_stride bytes between rows.
  * @DRM_MXACCEL_LAYOUT_SWIZZLED: the cuBLAS/torchao 128x4 tiled layout;
@@ -171,12 +193,17 @@ enum drm_mxaccel_scale_layout {
  * @DRM_MXACCEL_SCALE_RCEIL: torchao RCEIL.
  * @DRM_MXACCEL_SCALE_CEIL: torchao CEIL.
  * @DRM_MXACCEL_SCALE_EVEN: torchao EVEN.
+ * @DRM_MXACCEL_SCALE_NVFP4: torchao nvfp4_quantize() (version 4): the
+ *	block scale is amax / 6 (divided by the per-tensor scale when there
+ *	is one) rounded to UE4M3.  The one mode of UE4M3 destinations, and
+ *	only of them; FLOOR .. EVEN are E8M0's.
  */
 enum drm_mxaccel_scale_mode {
 	DRM_MXACCEL_SCALE_FLOOR = 0,
 	DRM_MXACCEL_SCALE_RCEIL = 1,
 	DRM_MXACCEL_SCALE_CEIL = 2,
 	DRM_MXACCEL_SCALE_EVEN = 3,
+	DRM_MXACCEL_SCALE_NVFP4 = 4,
 };
 
 /**
@@ -308,16 +335,19 @@ struct drm_mxaccel_queue_destroy {
 };
 
 /**
- * struct drm_mxaccel_mx_operand - an MX matrix in buffer objects
+ * struct drm_mxaccel_mx_operand - a block-scaled matrix in buffer objects
  * @data_handle: GEM handle of the element codes.
- * @scale_handle: GEM handle of the E8M0 scales (may equal data_handle).
+ * @scale_handle: GEM handle of the block scales (may equal data_handle);
+ *	their type is the op's &drm_mxaccel_block_scale of this operand
+ *	(E8M0 for callers that do not know it).
  * @data_offset: byte offset of row 0.
  * @data_stride: bytes between rows; 0 means packed.  Must hold a row.
  * @scale_offset: byte offset of the scales.
  * @scale_stride: bytes between rows of scales (plain layout; 0 means
  *	packed); must be 0 for the swizzled layout.
  * @elem: an enum drm_mxaccel_elem.
- * @scale_layout: an enum drm_mxaccel_scale_layout.
+ * @scale_layout: an enum drm_mxaccel_scale_layout.  Swizzled scales
+ *	of a UE4M3 operand tile its [rows][k / 16] scale matrix.
  */
 struct drm_mxaccel_mx_operand {
 	__u32 data_handle;
@@ -346,12 +376,43 @@ struct drm_mxaccel_dense_operand {
 };
 
 /**
+ * struct drm_mxaccel_block_scale - how an operand's blocks are scaled
+ *	(version 4)
+ * @scale_type: an enum drm_mxaccel_scale_type.  Unknown: -EINVAL; UE4M3
+ *	with an element type other than E2M1: -EINVAL; a type the engine
+ *	does not run for the op (DRM_MXACCEL_PARAM_QUANTIZE_SCALE_TYPES,
+ *	DRM_MXACCEL_PARAM_GEMM_SCALE_TYPES): -EINVAL.
+ * @block_size: elements per scale.  0 means the scale type's own (32
+ *	for E8M0, 16 for UE4M3), the only size each type has; any other
+ *	value than that: -EINVAL.  K must be a multiple of it (-EINVAL).
+ * @tensor_scale: UE4M3 only: the IEEE binary32 bit pattern of the
+ *	per-tensor scale of two-level NVFP4 (an element's value is code *
+ *	block scale * tensor_scale; QUANTIZE divides by it), or 0 for
+ *	single-level scaling.  It must be a positive finite float (bits
+ *	0x00000001 to 0x7f7fffff, subnormals included): -EINVAL otherwise.
+ *	Non-zero with E8M0 scales: -EINVAL.
+ * @pad: must be zero (-EINVAL).
+ *
+ * A caller that passes the version 1 to 3 &drm_mxaccel_op (op_size
+ * DRM_MXACCEL_OP_SIZE_V1) gets these zeroed: E8M0 scales in blocks of 32,
+ * as those versions had.
+ */
+struct drm_mxaccel_block_scale {
+	__u32 scale_type;
+	__u32 block_size;
+	__u32 tensor_scale;
+	__u32 pad;
+};
+
+/**
  * enum drm_mxaccel_op_kind - operations
  *
  * @DRM_MXACCEL_OP_GEMM: C[M x N] (+)= A[M x K] * B[N x K]^T, exact
  *	semantics (Documentation/numerics.rst) on the software engine.
  * @DRM_MXACCEL_OP_QUANTIZE: A[M x K] (MX) = quantize(C[M x K] dense),
- *	bit-exact with torchao's to_mx().
+ *	bit-exact with torchao's to_mx(), or with nvfp4_quantize() for a
+ *	UE4M3 destination (version 4).  A swizzled destination's padding
+ *	scales are written as zero.
  */
 enum drm_mxaccel_op_kind {
 	DRM_MXACCEL_OP_GEMM = 1,
@@ -374,13 +435,22 @@ enum drm_mxaccel_op_kind {
  * @flags: DRM_MXACCEL_OP_* flags (GEMM only; must be 0 for QUANTIZE).
  * @m: rows of A and C, 1..DRM_MXACCEL_PARAM_MAX_DIM.
  * @n: rows of B and columns of C for GEMM; must be 0 for QUANTIZE.
- * @k: columns of A and B, a multiple of 32, 1..MAX_DIM.
- * @scale_mode: QUANTIZE: an enum drm_mxaccel_scale_mode; GEMM: must be 0.
+ * @k: columns of A and B, 1..MAX_DIM, a multiple of the block size of
+ *	each MX operand (32, or 16 for UE4M3 scales).
+ * @scale_mode: QUANTIZE: an enum drm_mxaccel_scale_mode, NVFP4 for a
+ *	UE4M3 destination and FLOOR .. EVEN for an E8M0 one (-EINVAL
+ *	otherwise); GEMM: must be 0.
  * @a: GEMM: the A operand; QUANTIZE: the MX destination.
  * @b: GEMM: the B operand; QUANTIZE: must be all zero.
  * @c: GEMM: the C output (and input with ACCUMULATE); QUANTIZE: the dense
  *	source.
  * @reserved: must be zero.
+ * @a_scale: the scaling of @a (version 4).
+ * @b_scale: the scaling of @b (version 4); QUANTIZE: must be all zero.
+ *
+ * Version 4 grew the struct by @a_scale and @b_scale.  SUBMIT takes the
+ * version 1 to 3 struct as well (op_size DRM_MXACCEL_OP_SIZE_V1): the
+ * driver reads the fields the caller knows and zero-fills the rest.
  *
  * Every extent must lie inside its buffer object (-EINVAL, or -EOVERFLOW
  * when the arithmetic overflows), and outputs must not overlap inputs in
@@ -397,7 +467,12 @@ struct drm_mxaccel_op {
 	struct drm_mxaccel_mx_operand b;
 	struct drm_mxaccel_dense_operand c;
 	__u64 reserved[2];
+	struct drm_mxaccel_block_scale a_scale;
+	struct drm_mxaccel_block_scale b_scale;
 };
+
+/* sizeof(struct drm_mxaccel_op) in versions 1 to 3: the smallest op_size. */
+#define DRM_MXACCEL_OP_SIZE_V1		160
 
 /**
  * struct drm_mxaccel_sync - a syncobj point
@@ -430,7 +505,8 @@ struct drm_mxaccel_sync {
  * @ops: Input: user pointer to @op_count operations, @op_size bytes apart.
  * @op_count: Input: 1..DRM_MXACCEL_PARAM_MAX_OPS (else -EINVAL / -E2BIG).
  * @op_size: Input: sizeof(struct drm_mxaccel_op) as the caller knows it.
- *	Smaller than the first version's struct: -EINVAL; larger than
+ *	Smaller than the first version's struct (DRM_MXACCEL_OP_SIZE_V1):
+ *	-EINVAL; larger than
  *	DRM_MXACCEL_MAX_ELEM_SIZE: -E2BIG; bytes past what the driver knows
  *	must be zero (-E2BIG otherwise).
  * @in_syncs: Input: user pointer to @in_sync_count struct drm_mxaccel_sync
