@@ -27,9 +27,10 @@ set -euo pipefail
 
 TORCH_VERSION=2.11.0
 TORCHAO_VERSION=0.18.0
-# torch's own requirements that are pure Python (torch 2.11.0's METADATA),
+# torch's own requirements that are pure Python (torch 2.11.0's METADATA;
+# setuptools new enough to build a wheel by itself, for `pip install`),
 # and the test runner.
-PURE_DEPS=(filelock==4.3.1 typing-extensions==4.16.0 'setuptools<82'
+PURE_DEPS=(filelock==4.3.1 typing-extensions==4.16.0 'setuptools>=70.1,<82'
 	   sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1 jinja2==3.1.6
 	   markupsafe==3.0.4 fsspec==2026.9.0 numpy==2.4.6 pytest==9.2.0)
 # The CUDA libraries libtorch_cuda.so needs that the CUDA 13.0 toolkit
@@ -39,7 +40,7 @@ CUDA_GAP_DEPS=('nvidia-cufile==1.15.*' nvidia-cusparselt-cu13==0.8.0
 
 python=${MXACCEL_PYTHON:-python3}
 pytag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-key="$pytag-torch$TORCH_VERSION-torchao$TORCHAO_VERSION-v1"
+key="$pytag-torch$TORCH_VERSION-torchao$TORCHAO_VERSION-v2"
 
 cache=${MXACCEL_PYENV_CACHE:-/var/cache/mxaccel}
 if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then

@@ -331,10 +331,12 @@ def _quantize_op(x: torch.Tensor, recipe_name: str, layout: str, mode: str,
                                     tensor_scale)
     p = _pref(fn, pref)
     ts = _tensor_scale_value(fn, "tensor_scale", r, tensor_scale)
-    qdata = torch.empty((rows, r.data_cols(k)), dtype=qdata_dtype(r),
+    # Raw bytes across the op boundary (quantize() views them as the typed
+    # dtypes): opcheck's schema check cannot compare float8 tensors.
+    qdata = torch.empty((rows, r.data_cols(k)), dtype=torch.uint8,
                         device=x.device)
-    scale = torch.empty(scale_shape(r, rows, k, layout),
-                        dtype=scale_dtype(r), device=x.device)
+    scale = torch.empty(scale_shape(r, rows, k, layout), dtype=torch.uint8,
+                        device=x.device)
     with _Call(fn, x) as c:
         src = c.dense("x", x)
         dst = c.matrix("out", qdata, scale, r, layout, k, ts)
@@ -351,9 +353,8 @@ def _quantize_op(x: torch.Tensor, recipe_name: str, layout: str, mode: str,
 def _(x, recipe_name, layout, mode, pref, tensor_scale):
     r, _, rows, k = _quantize_check(x, recipe_name, layout, mode,
                                     tensor_scale)
-    return (x.new_empty((rows, r.data_cols(k)), dtype=qdata_dtype(r)),
-            x.new_empty(scale_shape(r, rows, k, layout),
-                        dtype=scale_dtype(r)))
+    return (x.new_empty((rows, r.data_cols(k)), dtype=torch.uint8),
+            x.new_empty(scale_shape(r, rows, k, layout), dtype=torch.uint8))
 
 
 def quantize(x, recipe="mxfp8", *, layout="plain", mode=None,
@@ -366,13 +367,34 @@ def quantize(x, recipe="mxfp8", *, layout="plain", mode=None,
     if isinstance(tensor_scale, (int, float)):
         tensor_scale = torch.tensor(float(tensor_scale), dtype=torch.float32,
                                     device=x.device)
-    return torch.ops.mxaccel.quantize(
-        x, _recipe_name(recipe), layout, mode or "",
-        preference(pref).name.lower(), tensor_scale)
+    name = _recipe_name(recipe)
+    q, s = torch.ops.mxaccel.quantize(x, name, layout, mode or "",
+                                      preference(pref).name.lower(),
+                                      tensor_scale)
+    r = _core.recipe(name)
+    return q.view(qdata_dtype(r)), s.view(scale_dtype(r))
 
 
 def _recipe_name(r):
     return r.name if isinstance(r, _core.Recipe) else r
+
+
+def _raw(fn, arg, t, r, what):
+    """qdata or scale as uint8, the ops' schema type, after checking its
+    typed dtype here (the op sees only bytes)."""
+    if not isinstance(t, torch.Tensor):
+        _fail(fn, arg, f"expected a tensor, got {type(t).__name__}", TypeError)
+    if what == "qdata":
+        ok = (torch.uint8, torch.float4_e2m1fn_x2) if r.packed else \
+            (qdata_dtype(r), torch.uint8)
+        if t.dtype not in ok:
+            _fail(fn, arg, f"dtype {t.dtype} does not hold {r.name} "
+                  f"({r.elem_name}) codes; expected " +
+                  " or ".join(str(d) for d in ok), TypeError)
+    elif t.dtype not in (scale_dtype(r), torch.uint8):
+        _fail(fn, arg, f"dtype {t.dtype} is not {r.name}'s scale type "
+              f"({scale_dtype(r)} or torch.uint8)", TypeError)
+    return t if t.dtype == torch.uint8 else t.view(torch.uint8)
 
 
 # --- dequantize --------------------------------------------------------------
@@ -430,8 +452,11 @@ def dequantize(qdata, scale, recipe="mxfp8", *, layout="plain",
     if isinstance(tensor_scale, (int, float)):
         tensor_scale = torch.tensor(float(tensor_scale), dtype=torch.float32,
                                     device=qdata.device)
+    fn, r = "dequantize", _core.recipe(_recipe_name(recipe),
+                                       "mxaccel.dequantize: recipe")
     return torch.ops.mxaccel.dequantize(
-        qdata, scale, _recipe_name(recipe), layout, dtype,
+        _raw(fn, "qdata", qdata, r, "qdata"),
+        _raw(fn, "scale", scale, r, "scale"), r.name, layout, dtype,
         preference(pref).name.lower(), tensor_scale)
 
 
@@ -533,9 +558,15 @@ def gemm(a_qdata, a_scale, b_qdata, b_scale, recipe="mxfp8", b_recipe=None,
          b_tensor_scale=None):
     """A [M, K] x B [N, K]^T (+ c) in out_dtype; both operands quantized
     (qdata and scale as quantize() returns them), K contiguous."""
+    fn = "gemm"
+    ra = _core.recipe(_recipe_name(recipe), "mxaccel.gemm: a_recipe")
+    rb = _core.recipe(_recipe_name(b_recipe or recipe),
+                      "mxaccel.gemm: b_recipe")
     return torch.ops.mxaccel.gemm(
-        a_qdata, a_scale, _recipe_name(recipe), a_layout, b_qdata, b_scale,
-        _recipe_name(b_recipe or recipe), b_layout, out_dtype,
+        _raw(fn, "a_qdata", a_qdata, ra, "qdata"),
+        _raw(fn, "a_scale", a_scale, ra, "scale"), ra.name, a_layout,
+        _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
+        _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, b_layout, out_dtype,
         preference(pref).name.lower(), c, a_tensor_scale, b_tensor_scale)
 
 
@@ -616,9 +647,15 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
     """torch._scaled_grouped_mm's 2D x 3D case: rows offs[g-1]..offs[g] of A
     [M, K] times B[g] [N, K]^T, into those rows of out [M, N] (rows past
     offs[-1] are 0); plain scales.  Runs as one mxa_gemm_batch."""
+    fn = "grouped_gemm"
+    ra = _core.recipe(_recipe_name(recipe), "mxaccel.grouped_gemm: a_recipe")
+    rb = _core.recipe(_recipe_name(b_recipe or recipe),
+                      "mxaccel.grouped_gemm: b_recipe")
     return torch.ops.mxaccel.grouped_gemm(
-        a_qdata, a_scale, _recipe_name(recipe), b_qdata, b_scale,
-        _recipe_name(b_recipe or recipe), offs, out_dtype,
+        _raw(fn, "a_qdata", a_qdata, ra, "qdata"),
+        _raw(fn, "a_scale", a_scale, ra, "scale"), ra.name,
+        _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
+        _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, offs, out_dtype,
         preference(pref).name.lower())
 
 
