@@ -2,6 +2,7 @@
 """supports(), the KernelPreference mapping, and the package's install."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -51,10 +52,14 @@ def test_supports_answers_each_preference():
 def test_pip_install(tmp_path):
     """`pip install` of the package directory works (no compiler needed)."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # from a copy: setuptools writes build/ and *.egg-info beside the sources
+    src = tmp_path / "src"
+    shutil.copytree(here, src, ignore=shutil.ignore_patterns(
+        "tests", "build", "*.egg-info", "__pycache__"))
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q",
                     "--no-deps", "--no-build-isolation", "--target",
-                    str(target), here], check=True)
+                    str(target), str(src)], check=True)
     env = dict(os.environ, PYTHONPATH=str(target),
                MXACCEL_LIBRARY=mxaccel.library_path)
     out = subprocess.run([sys.executable, "-c",
