@@ -198,6 +198,11 @@ class _Call:
     def __init__(self, fn, t):
         self.fn = fn
         self.name = _device_name(t)
+        if t.device.type == "cuda" and _lib.device_set_stream is None:
+            raise UnsupportedError(
+                f"mxaccel.{fn}: {self.name} tensors: this libmxaccel "
+                f"({_lib.path}) cannot use CUDA memory in place (it has no "
+                "mxa_device_set_stream and CUDA mxa_buffer_wrap)", -95)
         self.dev = _core.device_handle(self.name)
         self.cuda = t.device.type == "cuda"
         self.bufs = []

@@ -127,5 +127,6 @@ def test_cuda_without_wrap_is_reported():
     from mxaccel import _lib
     if _lib.device_set_stream is not None:
         pytest.skip("this libmxaccel wraps CUDA memory")
-    with pytest.raises(UnsupportedError, match="x_in|x: .*CUDA"):
+    with pytest.raises(UnsupportedError, match="cuda:0 tensors: .* cannot "
+                       "use CUDA memory in place"):
         mxt.quantize(X.cuda())
