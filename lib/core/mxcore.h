@@ -161,11 +161,19 @@ MXCORE_FN uint32_t mxcore_dequantize(enum mxcore_elem elem, uint8_t code, uint8_
 
 /*
  * Exact wide fixed-point accumulator: two's complement, least significant
- * bit 2^-MXCORE_ACC_LSB.  640 bits cover every block product (2^-286 ..
- * 2^291), every fp32/bf16 C, and 2^27 blocks of carries.
+ * bit 2^-MXCORE_ACC_LSB.  704 bits hold every product the core adds
+ * exactly:
+ *   MX x MX                       2^-286 .. 2^291 per block of 32
+ *   NVFP4 x NVFP4, two subnormal  2^-318 (e2m1 2^-1 * UE4M3 2^-9 *
+ *   fp32 tensor scales               fp32 2^-149, per side) .. 2^283
+ *   fp32 x MX or NVFP4 (weight    2^-308 (fp32 2^-149 * 2^-159) .. 2^281
+ *   only)
+ *   fp32 / bf16 C                 2^-149 .. 2^128
+ * and leaves 2^54 blocks of carries above the largest product before the
+ * sign bit (2^373).
  */
-#define MXCORE_ACC_LIMBS 10
-#define MXCORE_ACC_LSB 288
+#define MXCORE_ACC_LIMBS 11
+#define MXCORE_ACC_LSB 330
 
 struct mxcore_acc {
 	uint64_t limb[MXCORE_ACC_LIMBS];
@@ -200,5 +208,94 @@ MXCORE_FN void mxcore_acc_dot_decoded(struct mxcore_acc *acc, const int64_t *ka,
 MXCORE_FN void mxcore_acc_block_dot(struct mxcore_acc *acc,
 				    enum mxcore_elem ea, const uint8_t *a, uint8_t sa,
 				    enum mxcore_elem eb, const uint8_t *b, uint8_t sb);
+
+/* --- exact GEMM with UE4M3 (NVFP4) scales, mixed blocks, dense fp32 ---- */
+
+/*
+ * A block scale is an exact value sig * 2^exp: E8M0 s is 1 * 2^(s - 127),
+ * a UE4M3 code (float8_e4m3fn; a set sign bit makes it negative, as in
+ * dequantization) is its 4-bit significand times 2^(e - 10), subnormals
+ * m * 2^-9.  An fp32 per-tensor scale is its 24-bit significand times a
+ * power of two.  Products of elements, block scales
+ * and tensor scales are therefore integers times powers of two, and the
+ * core adds them exactly: nothing is rounded before mxcore_acc_round().
+ */
+enum mxcore_scale_type {
+	MXCORE_SCALE_E8M0 = 0,	/* values match enum mxa_scale_type, uapi */
+	MXCORE_SCALE_UE4M3 = 1,
+};
+
+#define MXCORE_SCALE_TYPE_LAST MXCORE_SCALE_UE4M3
+
+/* How one operand's values are made: value = code * scale [* tensor]. */
+struct mxcore_scaling {
+	uint32_t elem;		/* enum mxcore_elem */
+	uint32_t scale_type;	/* enum mxcore_scale_type */
+	uint32_t tensor_scale;	/* fp32 bits; 0 = none (UE4M3 two-level) */
+};
+
+/*
+ * Decode a scale byte to sig * 2^exp.  Returns MXCORE_NAN for NaN scales
+ * (E8M0 0xff, UE4M3 0x7f and 0xff; sig is then 0), else 0.
+ */
+MXCORE_FN unsigned int mxcore_scale_decode(unsigned int scale_type, uint8_t s,
+					   int64_t *sig, int *exp);
+/*
+ * Decode fp32 bits to sig * 2^exp (sig signed, 24 bits at most, 0 for
+ * zeros).  Returns MXCORE_NAN / MXCORE_PINF / MXCORE_NINF for non-finite
+ * values (sig 0), else 0.
+ */
+MXCORE_FN unsigned int mxcore_f32_decode(uint32_t bits, int64_t *sig, int *exp);
+/*
+ * The factor a tensor scale contributes: its decoded value, or 1 * 2^0
+ * for 0 (single level).  A non-finite tensor scale returns its flag;
+ * callers treat it as NaN (library and driver reject it first).
+ */
+MXCORE_FN unsigned int mxcore_tensor_scale_decode(uint32_t bits, int64_t *sig,
+						  int *exp);
+
+/*
+ * acc += (sum_{i<n} ka[i] * kb[i]) * sig * 2^exp for decoded codes without
+ * special values.  Exact when |sum| * |sig| < 2^126: n <= 32 codes of the
+ * core's formats (|k| < 2^32) with |sig| < 2^56 (two UE4M3 scales times
+ * two fp32 significands) whenever either side has 16-element segments,
+ * or sig = 1 for MX x MX blocks of 32.
+ */
+MXCORE_FN void mxcore_acc_dot_scaled(struct mxcore_acc *acc, const int64_t *ka,
+				     const int64_t *kb, unsigned int n,
+				     int64_t sig, int exp);
+
+/*
+ * acc += the exact dot product of n consecutive elements (a segment: 16
+ * when either side has UE4M3 scales, else 32) of a and b, each lying in
+ * one block: codes at a (e2m1: the segment starts on a byte) with block
+ * scale sa, and likewise b.  Handles special codes and NaN scales (a NaN
+ * scale makes the result NaN, as a NaN E8M0 scale does; Inf * 0 is NaN,
+ * with zero meaning a zero code, scale or tensor scale).
+ */
+MXCORE_FN void mxcore_acc_seg_dot(struct mxcore_acc *acc, unsigned int n,
+				  const struct mxcore_scaling *fa,
+				  const uint8_t *a, uint8_t sa,
+				  const struct mxcore_scaling *fb,
+				  const uint8_t *b, uint8_t sb);
+
+/*
+ * Weight-only GEMM: acc += sum_{i<n} x[i] * value(b_i), x fp32 bits (bf16
+ * widened by << 16), b_i element i of the codes at b (n <= the block; one
+ * block scale sb), value(b_i) = code * scale [* tensor scale].  Exact,
+ * with IEEE special values (NaN, Inf * 0 = NaN, signed Inf).
+ */
+MXCORE_FN void mxcore_acc_dense_dot(struct mxcore_acc *acc, const uint32_t *x,
+				    unsigned int n,
+				    const struct mxcore_scaling *fb,
+				    const uint8_t *b, uint8_t sb);
+/*
+ * The same on pre-decoded weights without special values: kb[i] the
+ * codes' integers, sig * 2^exp the product of code unit, block scale and
+ * tensor scale (k_exp + scale exp [+ tensor exp]).  x may hold NaN/Inf.
+ */
+MXCORE_FN void mxcore_acc_dense_dot_decoded(struct mxcore_acc *acc,
+					    const uint32_t *x, const int64_t *kb,
+					    unsigned int n, int64_t sig, int exp);
 
 #endif /* MXCORE_H */

@@ -2,7 +2,7 @@
 /*
  * Exact block-scaled dot products.  A block's 32 products are exact integers
  * times one power of two, so their sum is an exact 128-bit integer; blocks
- * land in a 640-bit two's complement fixed-point accumulator, which is
+ * land in a 704-bit two's complement fixed-point accumulator, which is
  * rounded once at the end.  The result is independent of summation order.
  */
 #include "mxcore.h"
@@ -193,4 +193,267 @@ MXCORE_FN void mxcore_acc_block_dot(struct mxcore_acc *acc,
 			       mxcore_format(ea)->k_exp +
 			       mxcore_format(eb)->k_exp +
 			       (int)sa - 127 + (int)sb - 127);
+}
+
+/* --- UE4M3 scales, tensor scales, mixed blocks, dense fp32 ------------- */
+
+MXCORE_FN unsigned int mxcore_scale_decode(unsigned int scale_type, uint8_t s,
+					   int64_t *sig, int *exp)
+{
+	uint32_t e, m;
+
+	*sig = 0;
+	*exp = 0;
+	if (scale_type != MXCORE_SCALE_UE4M3) {
+		if (s == MXCORE_SCALE_NAN)
+			return MXCORE_NAN;
+		*sig = 1;
+		*exp = (int)s - 127;
+		return 0;
+	}
+	e = (s >> 3) & 0xf;
+	m = s & 7;
+	if (e == 15 && m == 7)
+		return MXCORE_NAN;
+	/* The significand without trailing zeros: 4 bits, not e4m3's k. */
+	*sig = e ? (int64_t)(m | 8) : (int64_t)m;
+	*exp = e ? (int)e - 10 : -9;
+	if (s & 0x80)
+		*sig = -*sig;
+	return 0;
+}
+
+MXCORE_FN unsigned int mxcore_f32_decode(uint32_t bits, int64_t *sig, int *exp)
+{
+	uint32_t be = (bits >> 23) & 0xff, m = bits & 0x7fffff;
+	bool neg = bits >> 31;
+
+	*sig = 0;
+	*exp = 0;
+	if (be == 0xff) {
+		if (m)
+			return MXCORE_NAN;
+		return neg ? MXCORE_NINF : MXCORE_PINF;
+	}
+	*sig = be ? (int64_t)(m | 0x800000) : (int64_t)m;
+	*exp = be ? (int)be - 150 : -149;
+	if (neg)
+		*sig = -*sig;
+	return 0;
+}
+
+MXCORE_FN unsigned int mxcore_tensor_scale_decode(uint32_t bits, int64_t *sig,
+						  int *exp)
+{
+	if (!bits) {
+		*sig = 1;
+		*exp = 0;
+		return 0;
+	}
+	return mxcore_f32_decode(bits, sig, exp);
+}
+
+MXCORE_FN void mxcore_acc_dot_scaled(struct mxcore_acc *acc, const int64_t *ka,
+				     const int64_t *kb, unsigned int n,
+				     int64_t sig, int exp)
+{
+	__int128 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += (__int128)ka[i] * kb[i];
+	if (sig != 1)
+		sum *= sig;
+	mxcore_acc_add(acc, sum, exp);
+}
+
+/* The sign and zero-ness of a product's scale factors: -1, 0 or 1. */
+static MXCORE_FN int factor_sign(int64_t sig)
+{
+	return sig < 0 ? -1 : sig > 0;
+}
+
+/*
+ * The special products of a segment: NaN codes, Inf codes (Inf times a
+ * zero value is NaN, else a signed Inf).  fsa/fsb: signs of each side's
+ * scale factors (block scale times tensor scale), 0 when one is zero.
+ */
+static MXCORE_FN void seg_dot_special(struct mxcore_acc *acc, unsigned int n,
+				      enum mxcore_elem ea, const uint8_t *a,
+				      int fsa, enum mxcore_elem eb,
+				      const uint8_t *b, int fsb)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int64_t ka, kb;
+		unsigned int fa = mxcore_decode(ea, mxcore_get_code(ea, a, i),
+						&ka);
+		unsigned int fb = mxcore_decode(eb, mxcore_get_code(eb, b, i),
+						&kb);
+		int sa, sb;
+
+		if (!fa && !fb)
+			continue;
+		if ((fa | fb) & MXCORE_NAN) {
+			acc->flags |= MXCORE_NAN;
+			continue;
+		}
+		sa = (fa ? (fa == MXCORE_NINF ? -1 : 1) : factor_sign(ka)) *
+		     fsa;
+		sb = (fb ? (fb == MXCORE_NINF ? -1 : 1) : factor_sign(kb)) *
+		     fsb;
+		if (!sa || !sb) {
+			acc->flags |= MXCORE_NAN;
+			continue;
+		}
+		acc->flags |= sa != sb ? MXCORE_NINF : MXCORE_PINF;
+	}
+}
+
+MXCORE_FN void mxcore_acc_seg_dot(struct mxcore_acc *acc, unsigned int n,
+				  const struct mxcore_scaling *fa,
+				  const uint8_t *a, uint8_t sa,
+				  const struct mxcore_scaling *fb,
+				  const uint8_t *b, uint8_t sb)
+{
+	enum mxcore_elem ea = (enum mxcore_elem)fa->elem;
+	enum mxcore_elem eb = (enum mxcore_elem)fb->elem;
+	int64_t ka[MXCORE_BLOCK], kb[MXCORE_BLOCK];
+	int64_t siga, sigb, ta, tb;
+	int xa, xb, xta, xtb;
+	unsigned int i, special = 0;
+
+	if (mxcore_scale_decode(fa->scale_type, sa, &siga, &xa) |
+	    mxcore_scale_decode(fb->scale_type, sb, &sigb, &xb) |
+	    mxcore_tensor_scale_decode(fa->tensor_scale, &ta, &xta) |
+	    mxcore_tensor_scale_decode(fb->tensor_scale, &tb, &xtb)) {
+		acc->flags |= MXCORE_NAN;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		special |= mxcore_decode(ea, mxcore_get_code(ea, a, i), &ka[i]);
+		special |= mxcore_decode(eb, mxcore_get_code(eb, b, i), &kb[i]);
+	}
+	if (special)
+		seg_dot_special(acc, n, ea, a, factor_sign(siga) * factor_sign(ta),
+				eb, b, factor_sign(sigb) * factor_sign(tb));
+	mxcore_acc_dot_scaled(acc, ka, kb, n, siga * sigb * ta * tb,
+			      mxcore_format(ea)->k_exp + xa + xta +
+			      mxcore_format(eb)->k_exp + xb + xtb);
+}
+
+/*
+ * x * kb * sig * 2^exp for one fp32 x: non-finite x set flags (Inf times
+ * a zero weight is NaN).  Finite products are at most 24 + 32 + 28 bits.
+ */
+static MXCORE_FN void dense_product(struct mxcore_acc *acc, uint32_t x,
+				    int64_t kb, int64_t sig, int exp)
+{
+	int64_t sx;
+	int ex;
+	unsigned int f = mxcore_f32_decode(x, &sx, &ex);
+
+	if (f) {
+		bool neg = (f == MXCORE_NINF) ^ (kb < 0) ^ (sig < 0);
+
+		if (f & MXCORE_NAN || !kb || !sig)
+			acc->flags |= MXCORE_NAN;
+		else
+			acc->flags |= neg ? MXCORE_NINF : MXCORE_PINF;
+		return;
+	}
+	mxcore_acc_add(acc, (__int128)sx * kb * sig, ex + exp);
+}
+
+MXCORE_FN void mxcore_acc_dense_dot_decoded(struct mxcore_acc *acc,
+					    const uint32_t *x, const int64_t *kb,
+					    unsigned int n, int64_t sig, int exp)
+{
+	__int128 sum = 0;
+	unsigned int i;
+	int base = 0, top = 0;
+	bool any = false;
+
+	/*
+	 * Products whose fp32 exponents lie within 40 of each other sum
+	 * exactly in 128 bits (24 + 32 + 5 + 40 bits); a segment that
+	 * spreads wider, or holds Inf/NaN, adds product by product.
+	 */
+	for (i = 0; i < n; i++) {
+		uint32_t be = (x[i] >> 23) & 0xff;
+		int e = be ? (int)be : 1;
+
+		if (be == 0xff || !(x[i] & 0x7fffffff) || !kb[i])
+			continue;
+		if (!any) {
+			base = e;
+			top = e;
+			any = true;
+		} else if (e < base) {
+			base = e;
+		} else if (e > top) {
+			top = e;
+		}
+	}
+	if (top - base > 40) {
+		for (i = 0; i < n; i++)
+			dense_product(acc, x[i], kb[i], sig, exp);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t sx;
+		int ex;
+
+		if (mxcore_f32_decode(x[i], &sx, &ex)) {
+			dense_product(acc, x[i], kb[i], sig, exp);
+			continue;
+		}
+		if (!sx || !kb[i])
+			continue;
+		/* ex - (base - 150) is the lsb's distance above the base. */
+		sum += ((__int128)sx * kb[i]) << (ex - (base - 150));
+	}
+	/*
+	 * |kb * sig| < 2^32 (e5m2's k with E8M0's 1, or e2m1's 12 times a
+	 * UE4M3 and an fp32 significand), so |sum * sig| < 2^(24 + 32 + 40
+	 * + 5) = 2^101.
+	 */
+	mxcore_acc_add(acc, sum * sig, base - 150 + exp);
+}
+
+MXCORE_FN void mxcore_acc_dense_dot(struct mxcore_acc *acc, const uint32_t *x,
+				    unsigned int n,
+				    const struct mxcore_scaling *fb,
+				    const uint8_t *b, uint8_t sb)
+{
+	enum mxcore_elem eb = (enum mxcore_elem)fb->elem;
+	int64_t kb[MXCORE_BLOCK], sig, t;
+	uint32_t xs[MXCORE_BLOCK];
+	int xb, xt;
+	unsigned int i, fl;
+
+	if (mxcore_scale_decode(fb->scale_type, sb, &sig, &xb) |
+	    mxcore_tensor_scale_decode(fb->tensor_scale, &t, &xt)) {
+		acc->flags |= MXCORE_NAN;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		bool neg;
+
+		xs[i] = x[i];
+		fl = mxcore_decode(eb, mxcore_get_code(eb, b, i), &kb[i]);
+		if (!fl)
+			continue;
+		/* An Inf or NaN weight: its product here, the rest exactly. */
+		neg = (fl == MXCORE_NINF) ^ (x[i] >> 31) ^ (sig * t < 0);
+		if (fl & MXCORE_NAN || mxcore_f32_isnan(x[i]) ||
+		    !(x[i] & 0x7fffffff) || !sig || !t)
+			acc->flags |= MXCORE_NAN;
+		else
+			acc->flags |= neg ? MXCORE_NINF : MXCORE_PINF;
+		xs[i] = 0;
+	}
+	mxcore_acc_dense_dot_decoded(acc, xs, kb, n, sig * t,
+				     mxcore_format(eb)->k_exp + xb + xt);
 }

@@ -33,13 +33,7 @@
 #define MXCORE_GEOM_FN
 #endif
 
-/* Values match enum mxa_scale_type and the uapi. */
-enum mxcore_scale_type {
-	MXCORE_SCALE_E8M0 = 0,
-	MXCORE_SCALE_UE4M3 = 1,
-};
-
-#define MXCORE_SCALE_TYPE_LAST MXCORE_SCALE_UE4M3
+/* enum mxcore_scale_type: mxcore.h. */
 
 /* Values match enum mxa_scale_layout and the uapi. */
 enum mxcore_layout {

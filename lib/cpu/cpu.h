@@ -12,6 +12,7 @@
 
 struct cpu_pool;
 struct cpu_isa;
+struct cpu_decode_state;
 
 struct cpu_device {
 	struct cpu_pool *pool;
@@ -19,6 +20,7 @@ struct cpu_device {
 	const struct cpu_isa *isa;	/* chosen at open (cpu_isa.h) */
 	bool isa_forced;		/* by $MXACCEL_CPU_ISA */
 	size_t pack_budget;		/* bytes of packed GEMM panels at once */
+	struct cpu_decode_state *decode;	/* cpu_decode.c's scratch */
 };
 
 /* Default of cpu_device.pack_budget ($MXACCEL_CPU_PACK_BUDGET). */
@@ -70,8 +72,19 @@ void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r);
 
 /* cpu_exact.c */
 int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);
+/* cpu_exact_weight_only.c */
+int cpu_gemm_weight_only_exact(struct mxa_device *dev,
+			       const struct mxa_job *job);
 
 /* cpu_gemm.c: the native blocked GEMM framework. */
 int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job);
+
+/*
+ * cpu_decode.c: the decode (weight-streaming) GEMM, for MX GEMMs of few
+ * rows and every weight-only GEMM; its scratch lives with the device.
+ */
+int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job);
+struct cpu_decode_state *cpu_decode_alloc(void);
+void cpu_decode_free(struct cpu_decode_state *st);
 
 #endif /* MXA_CPU_H */

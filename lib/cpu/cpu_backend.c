@@ -109,6 +109,12 @@ static int cpu_open(struct mxa_device *dev)
 	if (!cd)
 		return -ENOMEM;
 	dev->priv = cd;
+	cd->decode = cpu_decode_alloc();
+	if (!cd->decode) {
+		free(cd);
+		dev->priv = NULL;
+		return -ENOMEM;
+	}
 	ret = cpu_isa_select(&cd->isa, &cd->isa_forced);
 	if (!ret)
 		ret = pack_budget_from_env(&cd->pack_budget);
@@ -117,6 +123,7 @@ static int cpu_open(struct mxa_device *dev)
 	if (!ret)
 		ret = cpu_set_threads(dev, threads);
 	if (ret) {
+		cpu_decode_free(cd->decode);
 		free(cd);
 		dev->priv = NULL;
 	}
@@ -128,6 +135,7 @@ static void cpu_close(struct mxa_device *dev)
 	struct cpu_device *cd = cpu_dev(dev);
 
 	cpu_pool_destroy(cd->pool);
+	cpu_decode_free(cd->decode);
 	free(cd);
 }
 
@@ -146,6 +154,18 @@ static int cpu_buf_alloc(struct mxa_buffer *buf)
 static void cpu_buf_free(struct mxa_buffer *buf)
 {
 	free(buf->host);
+}
+
+/* Rows of A up to which the decode kernel streams B (the MX GEMM op). */
+#define CPU_DECODE_MAX_M 64
+
+static const char *decode_reject(struct mxa_device *dev,
+				 const struct mxa_op_desc *desc)
+{
+	(void)dev;
+	if (!desc->m || desc->m > CPU_DECODE_MAX_M)
+		return "the decode kernel takes M = 1..64 only";
+	return NULL;
 }
 
 static const struct mxa_kernel cpu_kernels[] = {
@@ -199,6 +219,38 @@ static const struct mxa_kernel cpu_kernels[] = {
 		.exact = false,
 		.rank = 10,
 		.run = cpu_gemm_blocked,
+	},
+	{
+		.name = "cpu-decode",
+		.summary = "decode GEMM (M <= 64): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|)",
+		.op = MXA_OP_GEMM,
+		.native = true,
+		.exact = false,
+		.rank = 20,
+		.reject = decode_reject,
+		.run = cpu_gemm_decode,
+	},
+	{
+		.name = "cpu-weight-only-exact",
+		.summary = "exact weight-only GEMM: A's values as given times B's (MX or NVFP4), every product exact in the core's wide accumulator, one rounding",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.run = cpu_gemm_weight_only_exact,
+	},
+	{
+		.name = "cpu-weight-only",
+		.summary = "weight-only GEMM: B (MX or NVFP4) streamed once and decoded in registers, fp32 FMA sums, A in stripes of 64 rows (error <= (K+2)*2^-24*sum|a*b|)",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = true,
+		.exact = false,
+		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.run = cpu_gemm_decode,
 	},
 };
 

@@ -27,6 +27,7 @@ static const struct cpu_isa isa_ref = {
 	.uk_bf16 = &cpu_uk_ref_bf16,
 	.uk_i8 = &cpu_uk_ref_i8,
 	.quant = &cpu_quant_ref,
+	.decode = cpu_decode_rows_ref,
 };
 
 #if CPU_X86
@@ -36,6 +37,7 @@ static const struct cpu_isa isa_avx2 = {
 	.uk_bf16 = &cpu_uk_avx2_bf16,
 	.uk_i8 = &cpu_uk_avx2_i8,
 	.quant = &cpu_quant_avx2,
+	.decode = cpu_decode_rows_ref,
 };
 
 static const struct cpu_isa isa_avx512vnni = {
@@ -44,6 +46,7 @@ static const struct cpu_isa isa_avx512vnni = {
 	.uk_bf16 = &cpu_uk_avx512_fma,
 	.uk_i8 = &cpu_uk_avx512_vnni,
 	.quant = &cpu_quant_avx512,
+	.decode = cpu_decode_rows_avx512,
 };
 
 static const struct cpu_isa isa_avx512bf16 = {
@@ -52,6 +55,7 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.uk_bf16 = &cpu_uk_avx512_bf16dot,
 	.uk_i8 = &cpu_uk_avx512_vnni,
 	.quant = &cpu_quant_avx512,
+	.decode = cpu_decode_rows_avx512,
 };
 
 /*
@@ -65,6 +69,7 @@ static const struct cpu_isa isa_amx = {
 	.uk_bf16 = &cpu_uk_amx_bf16,
 	.uk_i8 = &cpu_uk_amx_bf16,
 	.quant = &cpu_quant_avx512,
+	.decode = cpu_decode_rows_avx512,
 };
 #endif
 

@@ -9,6 +9,7 @@
 #ifndef MXA_CPU_ISA_H
 #define MXA_CPU_ISA_H
 
+#include "cpu_decode.h"
 #include "cpu_quant.h"
 #include "cpu_ukernel.h"
 
@@ -28,6 +29,7 @@ struct cpu_isa {
 	const struct cpu_ukernel *uk_bf16;	/* GEMM on bf16 panels */
 	const struct cpu_ukernel *uk_i8;	/* GEMM on int8 panels */
 	const struct cpu_quant *quant;
+	cpu_decode_fn *decode;		/* decode GEMM row kernel */
 };
 
 /*

@@ -101,6 +101,7 @@ enum mxa_op {
 	MXA_OP_DEQUANTIZE = 1,
 	MXA_OP_GEMM = 2,
 	MXA_OP_QUANTIZE_COLWISE = 3,	/* since 0.2: mxa_quantize_colwise() */
+	MXA_OP_GEMM_WEIGHT_ONLY = 4,	/* since 0.2: mxa_gemm_weight_only() */
 };
 
 /*
@@ -181,7 +182,12 @@ struct mxa_op_desc {
 	/* Since 0.2 (block sizes are the scale types'): */
 	enum mxa_scale_type a_scale_type;	/* like a_elem */
 	enum mxa_scale_type b_scale_type;	/* gemm only */
-	uint32_t reserved[6];			/* must be 0 */
+	/*
+	 * Weight-only gemm: A's dense type (a_elem and a_scale_type are 0);
+	 * every other op: 0.
+	 */
+	enum mxa_dtype a_dtype;
+	uint32_t reserved[5];			/* must be 0 */
 };
 
 #define MXA_NAME_MAX 64
@@ -363,6 +369,19 @@ int mxa_gemm_async(struct mxa_device *dev, const struct mxa_matrix *a,
 		   const struct mxa_matrix *b, const struct mxa_dense *c,
 		   uint32_t flags, enum mxa_pref pref,
 		   struct mxa_fence **fence);
+
+/*
+ * Since 0.2: weight-only GEMM, C (+)= A * B^T with a dense fp32 or bf16 A
+ * [M x K] (activations) and a block-scaled B [N x K] (weights: MX or
+ * NVFP4); c is M x N.  EMULATED is the exact semantics with A's values as
+ * given; NATIVE on the cpu streams B's codes and scales once (bound in
+ * Documentation/numerics.rst).  Errors as for mxa_gemm(); plans and
+ * queries use MXA_OP_GEMM_WEIGHT_ONLY with a_dtype = A's type, b_elem and
+ * b_scale_type = B's, a_elem = a_scale_type = 0.
+ */
+int mxa_gemm_weight_only(struct mxa_device *dev, const struct mxa_dense *a,
+			 const struct mxa_matrix *b, const struct mxa_dense *c,
+			 uint32_t flags, enum mxa_pref pref);
 
 /* One GEMM of a batch. */
 struct mxa_gemm_op {

@@ -23,6 +23,7 @@ struct mxa_job {
 	struct mxa_dense dense;	/* quantize: src; dequantize: dst; gemm: C */
 	enum mxa_scale_mode mode;
 	uint32_t flags;
+	struct mxa_dense a_dense;	/* weight-only gemm: A (then a is unused) */
 };
 
 #define MXA_KERNEL_SCALES(type)	(1u << (unsigned int)(type))

@@ -21,6 +21,8 @@ static const char *op_name(enum mxa_op op)
 		return "gemm";
 	case MXA_OP_QUANTIZE_COLWISE:
 		return "quantize_colwise";
+	case MXA_OP_GEMM_WEIGHT_ONLY:
+		return "gemm_weight_only";
 	}
 	return "?";
 }
@@ -44,6 +46,10 @@ static void op_text(const struct mxa_op_desc *d, char *buf, size_t size)
 	if (d->op == MXA_OP_GEMM)
 		snprintf(buf, size, "%s x %s gemm",
 			 format_text(d->a_elem, d->a_scale_type, fa, sizeof(fa)),
+			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)));
+	else if (d->op == MXA_OP_GEMM_WEIGHT_ONLY)
+		snprintf(buf, size, "%s x %s weight-only gemm",
+			 mxa_dtype_name(d->a_dtype) ? mxa_dtype_name(d->a_dtype) : "?",
 			 format_text(d->b_elem, d->b_scale_type, fb, sizeof(fb)));
 	else
 		snprintf(buf, size, "%s %s",
@@ -73,6 +79,25 @@ static int check_format(const struct mxa_op_desc *d, const char *side,
 	return 0;
 }
 
+/* Weight-only gemm: a dense A (a_dtype), no A format, B's format. */
+static int check_weight_only(const struct mxa_op_desc *d)
+{
+	if (d->a_elem || d->a_scale_type)
+		return mxa__err(-EINVAL,
+				"gemm_weight_only: a_elem (%d) and a_scale_type (%d) must be 0: A is dense (a_dtype)",
+				(int)d->a_elem, (int)d->a_scale_type);
+	if (d->a_dtype != MXA_DTYPE_F32 && d->a_dtype != MXA_DTYPE_BF16)
+		return mxa__err(-EINVAL, "gemm_weight_only: unknown a_dtype %d",
+				(int)d->a_dtype);
+	if (d->dtype != MXA_DTYPE_F32 && d->dtype != MXA_DTYPE_BF16)
+		return mxa__err(-EINVAL, "gemm_weight_only: unknown dtype %d",
+				(int)d->dtype);
+	if (d->flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "gemm_weight_only: unknown flags 0x%x",
+				d->flags & ~MXA_GEMM_ACCUMULATE);
+	return check_format(d, "b", d->b_elem, d->b_scale_type);
+}
+
 static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 {
 	unsigned int i;
@@ -83,12 +108,18 @@ static int check_desc(const struct mxa_op_desc *d, enum mxa_pref pref)
 		return mxa__err(-EINVAL, "unknown kernel preference %d",
 				(int)pref);
 	if (d->op != MXA_OP_QUANTIZE && d->op != MXA_OP_DEQUANTIZE &&
-	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE)
+	    d->op != MXA_OP_GEMM && d->op != MXA_OP_QUANTIZE_COLWISE &&
+	    d->op != MXA_OP_GEMM_WEIGHT_ONLY)
 		return mxa__err(-EINVAL, "unknown operation %d", (int)d->op);
 	for (i = 0; i < MXA_ARRAY_SIZE(d->reserved); i++)
 		if (d->reserved[i])
 			return mxa__err(-EINVAL, "%s: reserved[%u] is not 0",
 					op_name(d->op), i);
+	if (d->op == MXA_OP_GEMM_WEIGHT_ONLY)
+		return check_weight_only(d);
+	if (d->a_dtype)
+		return mxa__err(-EINVAL, "%s: a_dtype %d is for weight-only gemm: must be 0",
+				op_name(d->op), (int)d->a_dtype);
 	ret = check_format(d, "a", d->a_elem, d->a_scale_type);
 	if (!ret && d->op == MXA_OP_GEMM)
 		ret = check_format(d, "b", d->b_elem, d->b_scale_type);
@@ -166,8 +197,12 @@ static const char *scale_types_reject(const struct mxa_kernel *k,
 	uint32_t mask = k->scale_types ? k->scale_types :
 			MXA_KERNEL_SCALES(MXA_SCALE_E8M0);
 
-	if (!(mask & MXA_KERNEL_SCALES(desc->a_scale_type)) ||
-	    (desc->op == MXA_OP_GEMM &&
+	bool a_mx = desc->op != MXA_OP_GEMM_WEIGHT_ONLY;
+	bool b_mx = desc->op == MXA_OP_GEMM ||
+		    desc->op == MXA_OP_GEMM_WEIGHT_ONLY;
+
+	if ((a_mx && !(mask & MXA_KERNEL_SCALES(desc->a_scale_type))) ||
+	    (b_mx &&
 	     !(mask & MXA_KERNEL_SCALES(desc->b_scale_type))))
 		return mask == MXA_KERNEL_SCALES(MXA_SCALE_E8M0) ?
 		       "E8M0 (MX) scales only" : "not these scale types";
@@ -229,7 +264,7 @@ static bool desc_equal(const struct mxa_op_desc *a, const struct mxa_op_desc *b)
 	       a->mode == b->mode && a->m == b->m && a->n == b->n &&
 	       a->k == b->k && a->flags == b->flags &&
 	       a->a_scale_type == b->a_scale_type &&
-	       a->b_scale_type == b->b_scale_type;
+	       a->b_scale_type == b->b_scale_type && a->a_dtype == b->a_dtype;
 }
 
 int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
@@ -243,7 +278,7 @@ int mxa__resolve(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	int ret;
 
 	*reason = '\0';
-	if (desc->op != MXA_OP_GEMM) {
+	if (desc->op != MXA_OP_GEMM && desc->op != MXA_OP_GEMM_WEIGHT_ONLY) {
 		key.b_elem = 0;
 		key.b_scale_type = 0;
 	}

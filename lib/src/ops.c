@@ -337,6 +337,65 @@ MXA_EXPORT int mxa_gemm_async(struct mxa_device *dev,
 }
 MXA_SYMVER(mxa_gemm_async, "MXACCEL_0.2");
 
+/*
+ * Weight-only GEMM: dense A, block-scaled B.  The same checks as a GEMM's,
+ * with A's dense rules; C may overlap none of A, B's data, B's scales.
+ */
+MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
+				    const struct mxa_dense *a,
+				    const struct mxa_matrix *b,
+				    const struct mxa_dense *c, uint32_t flags,
+				    enum mxa_pref pref)
+{
+	static const char *const in_names[] = { "a", "b data", "b scale" };
+	struct extent ec, in[3];
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	unsigned int i;
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "gemm_weight_only: dev is NULL");
+	ret = mxa__check_dense(dev, "gemm_weight_only: a", a);
+	if (!ret)
+		ret = mxa__check_matrix(dev, "gemm_weight_only: b", b);
+	if (!ret)
+		ret = mxa__check_dense(dev, "gemm_weight_only: c", c);
+	if (ret)
+		return ret;
+	if (flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "gemm_weight_only: unknown flags 0x%x",
+				flags & ~MXA_GEMM_ACCUMULATE);
+	if (a->cols != b->cols)
+		return mxa__err(-EINVAL,
+				"gemm_weight_only: a has K = %u but b has K = %u",
+				a->cols, b->cols);
+	if (c->rows != a->rows || c->cols != b->rows)
+		return mxa__err(-EINVAL,
+				"gemm_weight_only: c is %ux%u but a*b^T is %ux%u",
+				c->rows, c->cols, a->rows, b->rows);
+	ec = dense_extent(c);
+	in[0] = dense_extent(a);
+	in[1] = data_extent(b);
+	in[2] = scale_extent(b);
+	for (i = 0; i < 3; i++) {
+		ret = check_overlap("gemm_weight_only", &ec, "c", &in[i],
+				    in_names[i]);
+		if (ret)
+			return ret;
+	}
+
+	desc = (struct mxa_op_desc){ .op = MXA_OP_GEMM_WEIGHT_ONLY,
+				     .b_elem = b->elem, .dtype = c->dtype,
+				     .m = a->rows, .n = b->rows, .k = a->cols,
+				     .flags = flags,
+				     .b_scale_type = b->scale_type,
+				     .a_dtype = a->dtype };
+	job = (struct mxa_job){ .op = MXA_OP_GEMM_WEIGHT_ONLY, .b = *b,
+				.dense = *c, .flags = flags, .a_dense = *a };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
 MXA_EXPORT int mxa_gemm_batch(struct mxa_device *dev,
 			      const struct mxa_gemm_op *ops,
 			      unsigned int count, enum mxa_pref pref,

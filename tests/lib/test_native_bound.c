@@ -40,7 +40,7 @@
 #include "testlib.h"
 
 static struct mxa_device *dev, *cpu;
-static unsigned int n_cases, n_checked, n_special;
+static unsigned int n_cases, n_checked, n_special, n_decode;
 static double worst_ratio[2];	/* fp32, bf16 */
 
 struct shape {
@@ -176,17 +176,36 @@ static bool cpu_amx_level(void)
 	       strstr(info.description, "ISA amx ");
 }
 
+/* The kernel pref resolves this gemm to, or "". */
+static void planned(const struct shape *sh, enum mxa_elem ea,
+		    enum mxa_elem eb, enum mxa_dtype dtype, uint32_t flags,
+		    enum mxa_pref pref, char *kernel)
+{
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM, .a_elem = ea, .b_elem = eb,
+		.dtype = dtype, .m = sh->m, .n = sh->n, .k = sh->k,
+		.flags = flags,
+	};
+	struct mxa_plan plan;
+
+	*kernel = '\0';
+	if (!mxa_plan(dev, &d, pref, &plan))
+		strcpy(kernel, plan.kernel);
+}
+
 /*
- * Pairs the cpu device runs on int8 panels, whose block sums are exact:
- * their bound is tighter.  The amx level runs them on bf16 tiles, with
- * the bound of every other pair.
+ * Pairs the cpu device runs on int8 panels (the blocked kernel), whose
+ * block sums are exact: their bound is tighter.  The amx level runs them
+ * on bf16 tiles, and the decode kernel (small M) sums in fp32 like the
+ * bf16 panels, with the bound of every other pair.
  */
-static bool cpu_int8_pair(enum mxa_elem a, enum mxa_elem b)
+static bool cpu_int8_pair(enum mxa_elem a, enum mxa_elem b,
+			  const char *kernel)
 {
 	struct mxa_device_info info;
 
 	if (mxa_device_info(dev, &info) || strcmp(info.backend, "cpu") ||
-	    cpu_amx_level())
+	    cpu_amx_level() || strcmp(kernel, "cpu-blocked"))
 		return false;
 	return (a == MXA_ELEM_E2M1 || a == MXA_ELEM_E2M3) &&
 	       (b == MXA_ELEM_E2M1 || b == MXA_ELEM_E2M3);
@@ -300,8 +319,14 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 	}
 
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
-		double n = (cpu_int8_pair(ea, eb) ? sh->k / 32 + 1 : sh->k) +
-			   (accumulate ? 1 : 0);
+		char kernel[MXA_NAME_MAX];
+		double n;
+
+		planned(sh, ea, eb, dtype, flags, prefs[p], kernel);
+		n = (cpu_int8_pair(ea, eb, kernel) ? sh->k / 32 + 1 : sh->k) +
+		    (accumulate ? 1 : 0);
+		if (!strcmp(kernel, "cpu-decode"))
+			n_decode++;
 		/*
 		 * The amx level sums up to K products in fp32 tiles before
 		 * scaling (Documentation/numerics.rst): gamma_n exactly.
@@ -404,8 +429,9 @@ int main(void)
 		one_case(&sh, test_elems[pair / 5], test_elems[pair % 5],
 			 pair % 2);
 	}
-	printf("%u cases, %u results checked (%u special); worst error / bound: fp32 %.3g, bf16 %.3g\n",
-	       n_cases, n_checked, n_special, worst_ratio[0], worst_ratio[1]);
+	printf("%u cases (%u on cpu-decode), %u results checked (%u special); worst error / bound: fp32 %.3g, bf16 %.3g\n",
+	       n_cases, n_decode, n_checked, n_special, worst_ratio[0],
+	       worst_ratio[1]);
 	mxa_device_close(cpu);
 	mxa_device_close(dev);
 	return test_finish();

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decode GEMM (weight streaming): C (+)= A * B^T where A has few rows
+ * (decode: one token, or a few) and B is a block-scaled weight matrix.
+ * Such a GEMM is bound by reading B, so B's codes and scales are read
+ * once, where they lie: no packed copy of B, no per-call scratch to fault
+ * in.  A (dense fp32 / bf16, or MX dequantized) is converted once per call
+ * to fp32 rows in the row kernel's K order (cpu_decode.h) and stays in L1
+ * in chunks of K while the row kernel decodes B row by row in registers
+ * and dots it with every row of A.
+ *
+ * Work: N is cut into tasks of DEC_JB rows of B; a task walks K in chunks
+ * (A's chunk, all rows, fits L1), calls the row kernel per B row and
+ * chunk, and adds its fp32 sums into the task's partials, then stores its
+ * columns of C (times the per-tensor scale, plus C_in, rounded).  Every
+ * output is summed in the same order whatever the thread count.  More
+ * than DEC_MS rows of A run in stripes of DEC_MS, each streaming B again.
+ *
+ * Scratch (A's rows and each worker's partials and scale bytes) belongs to
+ * the device and is kept across calls, grown when a call needs more;
+ * calls on one device take turns for it.
+ *
+ * B rows whose E8M0 scales make a value leave fp32's range (a scale above
+ * 254 - emax of the element type) go to the portable kernel, which sums
+ * in double; an MX A with such scales sends the whole call to the blocked
+ * kernel (cpu_gemm.c), whose per-block scaling keeps them in range.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "cpu_decode.h"
+#include "cpu_fpenv.h"
+#include "cpu_isa.h"
+
+#define DEC_JB		32		/* B rows per task */
+#define DEC_MS		64		/* A rows per stripe */
+#define DEC_L1_FLOATS	6144		/* A's chunk: 24 KiB */
+
+struct cpu_decode_state {
+	pthread_mutex_t lock;
+	float *a;			/* A, fp32, kernel order */
+	size_t a_floats;
+	unsigned int workers;
+	float **part;			/* per worker: DEC_MS x DEC_JB */
+	uint8_t **scales;		/* per worker: DEC_JB x blocks */
+	size_t scale_bytes;
+};
+
+struct decode {
+	const struct mxa_job *job;
+	const struct mxa_matrix *b;
+	struct cpu_decode_state *st;
+	cpu_decode_fn *kernel;
+	struct cpu_decode_args args;	/* template: a, m per stripe */
+	float table[256];
+	uint32_t k, n, blocks;		/* K, N, K / block */
+	uint32_t kc;			/* K per chunk */
+	uint32_t i0, mcur;		/* the stripe of A */
+	size_t lda;
+	uint8_t scale_limit;		/* larger E8M0 scales: portable path */
+	float tensor_scale;		/* 0: none */
+};
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+int cpu_decode_adjust(enum mxcore_elem elem)
+{
+	/* The AVX-512 kernel reads e2m1 from a value table, the rest as fp16. */
+	return elem == MXCORE_E2M1 ? 0 : 15 - mxcore_format(elem)->bias;
+}
+
+/* Position of K offset o (in a group of g = 32 or 16) in kernel order. */
+static uint32_t kernel_pos(uint32_t o, uint32_t g)
+{
+	return o & 1 ? g / 2 + o / 2 : o / 2;
+}
+
+/* B's element k of a row as a double (NaN, Inf included). */
+static double elem_value(enum mxcore_elem elem, const uint8_t *row,
+			 uint32_t k)
+{
+	uint8_t code = mxcore_get_code(elem, row, k);
+	unsigned int special;
+	int64_t v;
+
+	special = mxcore_decode(elem, code, &v);
+	if (special & MXCORE_NAN)
+		return __builtin_nan("");
+	if (special)
+		return special & MXCORE_NINF ? -__builtin_inf() :
+		       __builtin_inf();
+	return __builtin_ldexp((double)v, mxcore_format(elem)->k_exp);
+}
+
+static double scale_value(const struct cpu_decode_args *d, uint8_t s)
+{
+	uint32_t bits;
+	float f;
+
+	if (d->ue4m3) {
+		bits = mxcore_e4m3_to_f32(s);
+		memcpy(&f, &bits, 4);
+		return f;
+	}
+	if (s == MXCORE_SCALE_NAN)
+		return __builtin_nan("");
+	return __builtin_ldexp(1.0, (int)s - 127);
+}
+
+void cpu_decode_rows_ref(const struct cpu_decode_args *d,
+			 const uint8_t *codes, const uint8_t *scales,
+			 float *sums)
+{
+	bool perm = d->elem == MXCORE_E2M1;
+	unsigned int i;
+	uint32_t k;
+
+	for (i = 0; i < d->m; i++) {
+		const float *a = d->a + i * d->lda;
+		double s = 0;
+
+		for (k = 0; k < d->kn; k++) {
+			uint32_t g0 = k / 32 * 32, g = min_u32(32, d->kn - g0);
+			uint32_t p = perm ? g0 + kernel_pos(k - g0, g) : k;
+
+			s += (double)a[p] * elem_value(d->elem, codes, k) *
+			     scale_value(d, scales[k / d->bs]);
+		}
+		sums[i] = (float)s;
+	}
+}
+
+/* One row of A into fp32 in kernel order. */
+static void put_row(float *out, const float *row, uint32_t k, bool perm)
+{
+	uint32_t g0, o, g;
+
+	if (!perm) {
+		memcpy(out, row, (size_t)k * 4);
+		return;
+	}
+	for (g0 = 0; g0 < k; g0 += 32) {
+		g = min_u32(32, k - g0);
+		for (o = 0; o < g; o++)
+			out[g0 + kernel_pos(o, g)] = row[g0 + o];
+	}
+}
+
+/* Whether an MX A's values are all in fp32's range (NaN scales aside). */
+static bool a_in_range(const struct mxa_matrix *a)
+{
+	uint8_t limit = (uint8_t)(254 - mxcore_format(
+				(enum mxcore_elem)a->elem)->emax);
+	uint32_t i, blk;
+
+	for (i = 0; i < a->rows; i++) {
+		for (blk = 0; blk < a->cols / 32; blk++) {
+			uint8_t s = cpu_scales(a)[mxa__scale_index(a, i, blk)];
+
+			if (s != MXCORE_SCALE_NAN && s > limit)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A's rows [i0, i0 + rows) as fp32 in kernel order, into st->a. */
+static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
+		      float *tmp)
+{
+	const struct mxa_job *job = g->job;
+	bool perm = g->args.elem == MXCORE_E2M1;
+	uint32_t i, k;
+
+	for (i = 0; i < rows; i++) {
+		float *out = g->st->a + (size_t)i * g->lda;
+
+		if (job->op == MXA_OP_GEMM_WEIGHT_ONLY) {
+			const uint8_t *src = cpu_dense_row(&job->a_dense,
+							   i0 + i);
+
+			if (job->a_dense.dtype == MXA_DTYPE_F32) {
+				memcpy(tmp, src, (size_t)g->k * 4);
+			} else {
+				for (k = 0; k < g->k; k++) {
+					uint16_t h;
+					uint32_t w;
+
+					memcpy(&h, src + 2 * (size_t)k, 2);
+					w = (uint32_t)h << 16;
+					memcpy(&tmp[k], &w, 4);
+				}
+			}
+		} else {
+			const struct mxa_matrix *a = &job->a;
+			enum mxcore_elem ea = (enum mxcore_elem)a->elem;
+			const uint8_t *codes = (const uint8_t *)a->data->host +
+					       a->data_offset +
+					       (size_t)(i0 + i) *
+					       mxa__data_stride(a);
+
+			for (k = 0; k < g->k; k += 32) {
+				uint8_t s = cpu_scales(a)[mxa__scale_index(
+						a, i0 + i, k / 32)];
+				uint32_t j, bits;
+
+				for (j = k; j < k + 32; j++) {
+					bits = mxcore_dequantize(ea,
+						mxcore_get_code(ea, codes, j),
+						s, MXCORE_F32);
+					memcpy(&tmp[j], &bits, 4);
+				}
+			}
+		}
+		put_row(out, tmp, g->k, perm);
+	}
+}
+
+/* Scale bytes of B row j, gathered; true if all keep values in fp32. */
+static bool gather_scales(const struct decode *g, uint32_t j, uint8_t *out)
+{
+	const struct mxa_matrix *b = g->b;
+	const uint8_t *sc = cpu_scales(b);
+	uint8_t worst = 0;
+	uint32_t blk;
+
+	if (b->scale_layout == MXA_LAYOUT_PLAIN) {
+		memcpy(out, sc + (size_t)j * mxa__scale_stride(b), g->blocks);
+	} else {
+		for (blk = 0; blk < g->blocks; blk++)
+			out[blk] = sc[mxa__scale_index(b, j, blk)];
+	}
+	if (b->scale_type == MXA_SCALE_UE4M3)
+		return true;
+	for (blk = 0; blk < g->blocks; blk++)
+		if (out[blk] != MXCORE_SCALE_NAN && out[blk] > worst)
+			worst = out[blk];
+	return worst <= g->scale_limit;
+}
+
+static void store_cols(const struct decode *g, uint32_t j0, uint32_t nj,
+		       const float *part)
+{
+	const struct mxa_dense *c = &g->job->dense;
+	bool accumulate = g->job->flags & MXA_GEMM_ACCUMULATE;
+	bool bf16 = c->dtype == MXA_DTYPE_BF16;
+	uint32_t i, j;
+
+	for (i = 0; i < g->mcur; i++) {
+		uint8_t *row = cpu_dense_row(c, g->i0 + i);
+
+		for (j = 0; j < nj; j++) {
+			float v = part[i * DEC_JB + j];
+
+			if (g->tensor_scale != 0)
+				v *= g->tensor_scale;
+			if (bf16) {
+				uint16_t h;
+				uint32_t w;
+
+				if (accumulate) {
+					float cin;
+
+					memcpy(&h, row + 2 * (size_t)(j0 + j), 2);
+					w = (uint32_t)h << 16;
+					memcpy(&cin, &w, 4);
+					v += cin;
+				}
+				memcpy(&w, &v, 4);
+				if ((w & 0x7fffffff) > 0x7f800000)
+					h = 0x7fc0;
+				else
+					h = (uint16_t)((w + 0x7fff +
+							((w >> 16) & 1)) >> 16);
+				memcpy(row + 2 * (size_t)(j0 + j), &h, 2);
+			} else {
+				if (accumulate) {
+					float cin;
+
+					memcpy(&cin, row + 4 * (size_t)(j0 + j), 4);
+					v += cin;
+				}
+				memcpy(row + 4 * (size_t)(j0 + j), &v, 4);
+			}
+		}
+	}
+}
+
+static void decode_task(void *arg, unsigned int task, unsigned int worker)
+{
+	struct decode *g = arg;
+	unsigned int saved = cpu_fpenv_enter();
+	const struct mxa_matrix *b = g->b;
+	const uint8_t *data = cpu_data(b);
+	size_t dstride = mxa__data_stride(b);
+	uint32_t j0 = task * DEC_JB, nj = min_u32(DEC_JB, g->n - j0);
+	float *part = g->st->part[worker];
+	uint8_t *sc = g->st->scales[worker];
+	bool fast[DEC_JB];
+	float sums[DEC_MS];
+	struct cpu_decode_args d = g->args;
+	uint32_t j, i, k0;
+
+	for (j = 0; j < nj; j++)
+		fast[j] = gather_scales(g, j0 + j, sc + (size_t)j * g->blocks);
+	for (k0 = 0; k0 < g->k; k0 += g->kc) {
+		d.kn = min_u32(g->kc, g->k - k0);
+		d.a = g->st->a + k0;
+		for (j = 0; j < nj; j++) {
+			const uint8_t *codes = data + (size_t)(j0 + j) * dstride +
+				(g->args.elem == MXCORE_E2M1 ? k0 / 2 : k0);
+			const uint8_t *s = sc + (size_t)j * g->blocks +
+					   k0 / g->args.bs;
+
+			if (j + 1 < nj)
+				__builtin_prefetch(codes + dstride);
+			if (fast[j])
+				g->kernel(&d, codes, s, sums);
+			else
+				cpu_decode_rows_ref(&d, codes, s, sums);
+			for (i = 0; i < g->mcur; i++) {
+				float *p = &part[i * DEC_JB + j];
+
+				*p = k0 ? *p + sums[i] : sums[i];
+			}
+		}
+	}
+	store_cols(g, j0, nj, part);
+	cpu_fpenv_leave(saved);
+}
+
+/* Grow the device's scratch to this call's needs (lock held). */
+static int scratch_reserve(struct cpu_decode_state *st, unsigned int workers,
+			   size_t a_floats, size_t scale_bytes)
+{
+	unsigned int w;
+	void *p;
+
+	if (a_floats > st->a_floats) {
+		free(st->a);
+		st->a_floats = 0;
+		if (posix_memalign(&p, 64, a_floats * 4))
+			return -ENOMEM;
+		st->a = p;
+		st->a_floats = a_floats;
+	}
+	if (workers > st->workers) {
+		float **part = realloc(st->part, workers * sizeof(*part));
+		uint8_t **sc;
+
+		if (!part)
+			return -ENOMEM;
+		st->part = part;
+		sc = realloc(st->scales, workers * sizeof(*sc));
+		if (!sc)
+			return -ENOMEM;
+		st->scales = sc;
+		for (w = st->workers; w < workers; w++) {
+			if (posix_memalign(&p, 64, (size_t)DEC_MS * DEC_JB * 4))
+				return -ENOMEM;
+			st->part[w] = p;
+			st->scales[w] = NULL;
+			st->workers = w + 1;
+		}
+		st->scale_bytes = 0;
+	}
+	if (scale_bytes > st->scale_bytes) {
+		for (w = 0; w < st->workers; w++) {
+			free(st->scales[w]);
+			st->scales[w] = malloc(scale_bytes);
+			if (!st->scales[w]) {
+				st->scale_bytes = 0;
+				return -ENOMEM;
+			}
+		}
+		st->scale_bytes = scale_bytes;
+	}
+	return 0;
+}
+
+void cpu_decode_free(struct cpu_decode_state *st)
+{
+	unsigned int w;
+
+	if (!st)
+		return;
+	for (w = 0; w < st->workers; w++) {
+		free(st->part[w]);
+		if (st->scales)
+			free(st->scales[w]);
+	}
+	free(st->part);
+	free(st->scales);
+	free(st->a);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+struct cpu_decode_state *cpu_decode_alloc(void)
+{
+	struct cpu_decode_state *st = calloc(1, sizeof(*st));
+
+	if (st && pthread_mutex_init(&st->lock, NULL)) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void fill_table(struct decode *g)
+{
+	int adj = cpu_decode_adjust(g->args.elem);
+	unsigned int s;
+	uint32_t bits;
+
+	for (s = 0; s < 256; s++) {
+		if (g->args.ue4m3) {
+			bits = mxcore_e4m3_to_f32((uint8_t)s);
+			memcpy(&g->table[s], &bits, 4);
+		} else if (s == MXCORE_SCALE_NAN) {
+			g->table[s] = __builtin_nanf("");
+		} else {
+			g->table[s] = (float)((int)s - 127 + adj);
+		}
+	}
+}
+
+static int run_decode(struct mxa_device *dev, struct decode *g)
+{
+	struct cpu_device *cd = cpu_dev(dev);
+	uint32_t m = g->job->op == MXA_OP_GEMM_WEIGHT_ONLY ?
+		     g->job->a_dense.rows : g->job->a.rows;
+	unsigned int workers = cpu_pool_threads(cd->pool);
+	uint32_t rows = min_u32(m, DEC_MS);
+	float *tmp;
+	int ret;
+
+	g->lda = (g->k + 15) & ~(size_t)15;
+	/* A's chunk of every row of a stripe in L1; whole blocks of 32. */
+	g->kc = (uint32_t)(DEC_L1_FLOATS / rows) & ~31u;
+	if (g->kc < 128)
+		g->kc = 128;
+	tmp = malloc((size_t)g->k * 4);
+	if (!tmp)
+		return -ENOMEM;
+	pthread_mutex_lock(&cd->decode->lock);
+	g->st = cd->decode;
+	ret = scratch_reserve(g->st, workers, (size_t)rows * g->lda,
+			      (size_t)DEC_JB * g->blocks);
+	for (g->i0 = 0; !ret && g->i0 < m; g->i0 += DEC_MS) {
+		g->mcur = min_u32(DEC_MS, m - g->i0);
+		prepare_a(g, g->i0, g->mcur, tmp);
+		g->args.a = g->st->a;
+		g->args.lda = g->lda;
+		g->args.m = g->mcur;
+		cpu_parallel(cd->pool, (g->n + DEC_JB - 1) / DEC_JB,
+			     decode_task, g);
+	}
+	pthread_mutex_unlock(&cd->decode->lock);
+	free(tmp);
+	return ret;
+}
+
+int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
+{
+	struct cpu_device *cd = cpu_dev(dev);
+	struct decode *g = calloc(1, sizeof(*g));
+	const struct mxa_matrix *b = &job->b;
+	enum mxcore_elem eb = (enum mxcore_elem)b->elem;
+	int ret;
+
+	/* An MX A scale beyond fp32's range: per-block scaling instead. */
+	if (job->op == MXA_OP_GEMM && !a_in_range(&job->a))
+		return cpu_gemm_blocked(dev, job);
+	if (!g)
+		return mxa__err(-ENOMEM, "gemm: no memory for the decode kernel");
+	g->job = job;
+	g->b = b;
+	g->kernel = cd->isa->decode;
+	g->k = b->cols;
+	g->n = b->rows;
+	g->args.elem = eb;
+	g->args.ue4m3 = b->scale_type == MXA_SCALE_UE4M3;
+	g->args.bs = mxa__block(b);
+	g->blocks = g->k / g->args.bs;
+	g->scale_limit = (uint8_t)(254 - mxcore_format(eb)->emax);
+	g->tensor_scale = g->args.ue4m3 ? b->tensor_scale : 0;
+	g->args.table = g->table;
+	fill_table(g);
+	ret = run_decode(dev, g);
+	free(g);
+	if (ret)
+		return mxa__err(ret, "gemm: no memory for the decode kernel's scratch");
+	return 0;
+}

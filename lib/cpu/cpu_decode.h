@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The decode (weight-streaming) GEMM: C (+)= A * B^T for few rows of A,
+ * reading B's codes and scales once, where they lie (cpu_decode.c), and
+ * the row kernels it calls for one B row and one chunk of K.
+ *
+ * Kernel contract.  For i < m, sums[i] = the fp32 sum over k < kn of
+ * a[i * lda + k] * value(k), where value(k) is B's element k of the
+ * chunk times its block's scale, and a is A in fp32, already in the
+ * kernel's K order: for e2m1 B every group of 32 (a final group of 16)
+ * holds the even k of the group first, then the odd k (the order the
+ * nibbles come out of a byte vector); every other element type keeps K's
+ * order.  kn is a multiple of 32, or of 16 for blocks of 16.  scales[b]
+ * is the raw scale byte of the chunk's block b; table[s] says what scale
+ * byte s means to the vector kernel: for E8M0 the exponent s - 127 plus
+ * the kernel's element adjustment (NaN for 255), for UE4M3 the scale's
+ * value.  The chunk's B values must be finite in fp32 (the framework
+ * sends rows with larger scales to cpu_decode_rows_ref()).
+ *
+ * cpu_decode_rows_ref() computes each sum in double, where every product
+ * is exact, and rounds it to fp32 once; the AVX-512 kernel sums in fp32
+ * with FMA (each product rounded once with its addition), 16 lanes along
+ * K, then adds the lanes.
+ */
+#ifndef MXA_CPU_DECODE_H
+#define MXA_CPU_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mxcore.h"
+
+struct cpu_decode_args {
+	enum mxcore_elem elem;		/* B's element type */
+	bool ue4m3;			/* scale type: UE4M3 (else E8M0) */
+	unsigned int bs;		/* block size: 32 or 16 */
+	uint32_t kn;			/* K of the chunk */
+	const float *a;			/* A at the chunk's first column */
+	size_t lda;			/* floats */
+	unsigned int m;			/* rows of A */
+	const float *table;		/* 256 entries, see above */
+};
+
+typedef void cpu_decode_fn(const struct cpu_decode_args *d,
+			   const uint8_t *codes, const uint8_t *scales,
+			   float *sums);
+
+/* The element adjustment table[] carries for E8M0 scales. */
+int cpu_decode_adjust(enum mxcore_elem elem);
+
+/* Portable, in double (every ISA level; rows with extreme scales). */
+void cpu_decode_rows_ref(const struct cpu_decode_args *d,
+			 const uint8_t *codes, const uint8_t *scales,
+			 float *sums);
+/* AVX-512 F/BW/VL/DQ (kernels/avx512/uk_decode.c), x86-64 only. */
+void cpu_decode_rows_avx512(const struct cpu_decode_args *d,
+			    const uint8_t *codes, const uint8_t *scales,
+			    float *sums);
+
+#endif /* MXA_CPU_DECODE_H */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * AVX-512 row kernel of the decode GEMM (contract in cpu_decode.h): one B
+ * row's chunk of K is decoded in registers, 32 elements at a time, and
+ * dotted with up to 8 rows of A at once, 16 fp32 lanes along K.
+ *
+ * Decoding: e2m1 nibbles index a 16-entry fp32 value table (vpermps), low
+ * nibbles giving the even elements of 32 and high nibbles the odd ones;
+ * the 8-bit and 6-bit codes become fp16 bit patterns (sign to bit 15,
+ * exponent and mantissa to fp16's, which holds every value of these
+ * formats up to a power of two: e5m2 is fp16's top byte) and vcvtph2ps
+ * widens them exactly; e4m3's NaN code, which has no fp16 twin, is masked
+ * in.  The block scale is applied in fp32: vscalefps by the E8M0 exponent
+ * plus the fp16 re-bias (one rounding, only in the subnormal range, and
+ * NaN for a NaN scale), or a multiply by the UE4M3 value (exact: e2m1
+ * times e4m3 needs 6 bits).  Each product is then rounded once with its
+ * addition (FMA), and the 16 lanes are added at the end.
+ */
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "../../cpu_decode.h"
+
+#define DK __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define DK_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
+
+#define DEC_ROWS 8		/* rows of A per pass: 16 accumulators */
+
+static const float e2m1_values[16] = {
+	0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+	-0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f,
+};
+
+/* How the 8- and 6-bit codes map onto fp16 bits. */
+struct fp16_map {
+	__m512i sign_mask, mag_mask;
+	__m128i sign_shift, mag_shift;
+	bool e4m3_nan;
+};
+
+DK static struct fp16_map fp16_map(enum mxcore_elem elem)
+{
+	const struct mxcore_format *f = mxcore_format(elem);
+	unsigned int sbit = f->code_bits - 1;
+	struct fp16_map m;
+
+	m.sign_mask = _mm512_set1_epi16((short)(1u << sbit));
+	m.mag_mask = _mm512_set1_epi16((short)((1u << sbit) - 1));
+	m.sign_shift = _mm_cvtsi32_si128((int)(15 - sbit));
+	m.mag_shift = _mm_cvtsi32_si128((int)(10 - f->mbits));
+	m.e4m3_nan = elem == MXCORE_E4M3;
+	return m;
+}
+
+/* 32 codes of 8 or 6 bits to fp32 (not yet re-biased or scaled). */
+DK_INLINE static inline void decode_fp16(const struct fp16_map *m,
+					 const uint8_t *codes, __m512 f[2])
+{
+	__m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const void *)codes));
+	__m512i mag = _mm512_and_si512(w, m->mag_mask);
+	__m512i h = _mm512_or_si512(
+		_mm512_sll_epi16(_mm512_and_si512(w, m->sign_mask),
+				 m->sign_shift),
+		_mm512_sll_epi16(mag, m->mag_shift));
+
+	f[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+	f[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+	if (m->e4m3_nan) {
+		__mmask32 nan = _mm512_cmpeq_epi16_mask(mag, m->mag_mask);
+
+		if (nan) {
+			__m512 q = _mm512_set1_ps(__builtin_nanf(""));
+
+			f[0] = _mm512_mask_mov_ps(f[0], (__mmask16)nan, q);
+			f[1] = _mm512_mask_mov_ps(f[1], (__mmask16)(nan >> 16),
+						  q);
+		}
+	}
+}
+
+/* 32 e2m1 codes (16 bytes): even elements to f0, odd ones to f1. */
+DK_INLINE static inline void decode_e2m1(__m512 lut, const uint8_t *codes,
+					 __m512 f[2])
+{
+	__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)codes));
+
+	f[0] = _mm512_permutexvar_ps(_mm512_and_si512(v, _mm512_set1_epi32(15)),
+				     lut);
+	f[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), lut);
+}
+
+DK_INLINE static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
+{
+	return ue4m3 ? _mm512_mul_ps(f, s) : _mm512_scalef_ps(f, s);
+}
+
+/*
+ * Rows [0, R) of A against the chunk: R is a constant in each caller, so
+ * the accumulators live in registers.
+ */
+DK_INLINE static inline void rows_pass(const struct cpu_decode_args *d,
+			 const struct fp16_map *map, __m512 lut,
+			 const uint8_t *codes, const uint8_t *scales,
+			 const float *a, unsigned int R, float *sums)
+{
+	__m512 acc0[DEC_ROWS], acc1[DEC_ROWS];
+	const float *t = d->table;
+	bool e2m1 = d->elem == MXCORE_E2M1;
+	uint32_t k, full = d->kn & ~31u;
+	unsigned int r;
+
+	#pragma GCC unroll 8
+	for (r = 0; r < R; r++) {
+		acc0[r] = _mm512_setzero_ps();
+		acc1[r] = _mm512_setzero_ps();
+	}
+	for (k = 0; k < full; k += 32) {
+		__m512 f[2], s;
+
+		if (e2m1) {
+			decode_e2m1(lut, codes + k / 2, f);
+			if (d->bs == 16)
+				s = _mm512_mask_blend_ps(0xff00,
+					_mm512_set1_ps(t[scales[k / 16]]),
+					_mm512_set1_ps(t[scales[k / 16 + 1]]));
+			else
+				s = _mm512_set1_ps(t[scales[k / 32]]);
+		} else {
+			decode_fp16(map, codes + k, f);
+			s = _mm512_set1_ps(t[scales[k / 32]]);
+		}
+		f[0] = scale_by(f[0], s, d->ue4m3);
+		f[1] = scale_by(f[1], s, d->ue4m3);
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++) {
+			const float *ar = a + r * d->lda + k;
+
+			acc0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar), f[0],
+						  acc0[r]);
+			acc1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(ar + 16), f[1],
+						  acc1[r]);
+		}
+	}
+	if (k < d->kn) {
+		/* A last block of 16 (NVFP4): evens in lanes 0-7, odds 8-15. */
+		__m512i v = _mm512_cvtepu8_epi32(
+				_mm_loadl_epi64((const void *)(codes + k / 2)));
+		__m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15));
+		__m512i hi = _mm512_srli_epi32(v, 4);
+		__m512i idx = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi),
+						 1);
+		__m512 f = scale_by(_mm512_permutexvar_ps(idx, lut),
+				    _mm512_set1_ps(t[scales[k / 16]]),
+				    d->ue4m3);
+
+		#pragma GCC unroll 8
+		for (r = 0; r < R; r++)
+			acc0[r] = _mm512_fmadd_ps(
+				_mm512_loadu_ps(a + r * d->lda + k), f, acc0[r]);
+	}
+	#pragma GCC unroll 8
+	for (r = 0; r < R; r++)
+		sums[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
+}
+
+DK void cpu_decode_rows_avx512(const struct cpu_decode_args *d,
+			       const uint8_t *codes, const uint8_t *scales,
+			       float *sums)
+{
+	__m512 lut = _mm512_loadu_ps(e2m1_values);
+	struct fp16_map map = fp16_map(d->elem == MXCORE_E2M1 ?
+				       MXCORE_E4M3 : d->elem);
+	unsigned int i0, rows;
+
+	for (i0 = 0; i0 < d->m; i0 += rows) {
+		const float *a = d->a + i0 * d->lda;
+
+		rows = d->m - i0 < DEC_ROWS ? d->m - i0 : DEC_ROWS;
+		switch (rows) {
+		case 8:
+			rows_pass(d, &map, lut, codes, scales, a, 8, sums + i0);
+			break;
+		case 7:
+			rows_pass(d, &map, lut, codes, scales, a, 7, sums + i0);
+			break;
+		case 6:
+			rows_pass(d, &map, lut, codes, scales, a, 6, sums + i0);
+			break;
+		case 5:
+			rows_pass(d, &map, lut, codes, scales, a, 5, sums + i0);
+			break;
+		case 4:
+			rows_pass(d, &map, lut, codes, scales, a, 4, sums + i0);
+			break;
+		case 3:
+			rows_pass(d, &map, lut, codes, scales, a, 3, sums + i0);
+			break;
+		case 2:
+			rows_pass(d, &map, lut, codes, scales, a, 2, sums + i0);
+			break;
+		default:
+			rows_pass(d, &map, lut, codes, scales, a, 1, sums + i0);
+			break;
+		}
+	}
+}
+#endif
