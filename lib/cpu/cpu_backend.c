@@ -204,11 +204,13 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-exact",
-		.summary = "exact integer block dots, 640-bit accumulator, one rounding",
+		.summary = "exact integer block dots, 704-bit accumulator, one rounding (MX, NVFP4, mixed)",
 		.op = MXA_OP_GEMM,
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_gemm_exact,
 	},
 	{

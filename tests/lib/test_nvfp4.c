@@ -356,7 +356,7 @@ static void test_errors(struct mxa_device *dev)
 	mxa_buffer_free(scale);
 }
 
-/* What the device says about NVFP4, and that GEMM refuses it for now. */
+/* What the device says about NVFP4 quantization and GEMM. */
 static bool nvfp4_supported(struct mxa_device *dev)
 {
 	struct mxa_op_desc q = {
@@ -369,12 +369,26 @@ static bool nvfp4_supported(struct mxa_device *dev)
 		.b_elem = MXA_ELEM_E2M1, .a_scale_type = MXA_SCALE_UE4M3,
 		.b_scale_type = MXA_SCALE_UE4M3, .m = 4, .n = 4, .k = 64,
 	};
+	struct mxa_device_info info;
 	struct mxa_capability cap;
 
+	/*
+	 * GEMM: the exact kernel where the device has one for UE4M3 (the
+	 * cpu's; test_nvfp4_gemm checks its results), else a refusal that
+	 * says why.  No device has a native NVFP4 GEMM yet.
+	 */
 	CHECK_RET(mxa_query(dev, &gd, MXA_PREF_AUTO, &cap), 0);
-	CHECK(cap.support == MXA_SUPPORT_NONE && strstr(cap.reason, "E8M0"),
-	      "NVFP4 gemm: support %d (%s); no kernel takes UE4M3 yet",
+	CHECK(cap.support == MXA_SUPPORT_EMULATED ||
+	      (cap.support == MXA_SUPPORT_NONE && strstr(cap.reason, "E8M0")),
+	      "NVFP4 gemm: support %d (%s): want emulated or refused",
 	      cap.support, cap.reason);
+	CHECK_RET(mxa_device_info(dev, &info), 0);
+	CHECK(strcmp(info.backend, "cpu") ||
+	      cap.support == MXA_SUPPORT_EMULATED,
+	      "NVFP4 gemm on cpu: support %d (%s), want emulated",
+	      cap.support, cap.reason);
+	printf("NVFP4 gemm on this device: %s (%s)\n",
+	       mxa_support_name(cap.support), cap.reason);
 	q.mode = MXA_SCALE_FLOOR;
 	CHECK_RET(mxa_query(dev, &q, MXA_PREF_AUTO, &cap), -EINVAL);
 	q.mode = MXA_SCALE_NVFP4;
