@@ -16,8 +16,8 @@ from ._lib import path as library_path
 
 __version__ = "0.2.0"
 
-_TORCH_NAMES = ("quantize", "dequantize", "gemm", "grouped_gemm", "supports",
-                "MXLinear")
+_TORCH_NAMES = ("quantize", "dequantize", "gemm", "grouped_gemm",
+                "gemm_weight_only", "supports", "MXLinear")
 
 
 def __getattr__(name):

@@ -195,7 +195,8 @@ class PlanInfo:
 
 
 _OPS = {"quantize": _lib.OP_QUANTIZE, "dequantize": _lib.OP_DEQUANTIZE,
-        "gemm": _lib.OP_GEMM, "quantize_colwise": _lib.OP_QUANTIZE_COLWISE}
+        "gemm": _lib.OP_GEMM, "quantize_colwise": _lib.OP_QUANTIZE_COLWISE,
+        "gemm_weight_only": _lib.OP_GEMM_WEIGHT_ONLY}
 _DTYPES = {"float32": _lib.DTYPE_F32, "bfloat16": _lib.DTYPE_BF16}
 
 
@@ -210,10 +211,18 @@ def op_desc(op, recipe_a, recipe_b=None, dtype="bfloat16", m=0, n=0, k=0,
     b = recipe(recipe_b if recipe_b is not None else recipe_a, "recipe_b")
     d = _lib.OpDesc()
     d.op = _OPS[op]
-    d.a_elem = a.elem
-    d.a_scale_type = a.scale_type
     d.dtype = _DTYPES[dtype]
     d.m, d.n, d.k = m, n, k
+    if op == "gemm_weight_only":
+        # A is dense (of dtype), B block-scaled: recipe_b, else recipe_a
+        b = recipe(recipe_b if recipe_b is not None else recipe_a, "recipe")
+        d.a_dtype = _DTYPES[dtype]
+        d.b_elem = b.elem
+        d.b_scale_type = b.scale_type
+        d.flags = _lib.GEMM_ACCUMULATE if accumulate else 0
+        return d
+    d.a_elem = a.elem
+    d.a_scale_type = a.scale_type
     if op == "gemm":
         d.b_elem = b.elem
         d.b_scale_type = b.scale_type

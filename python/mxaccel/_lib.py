@@ -24,6 +24,7 @@ LAYOUT_PLAIN, LAYOUT_SWIZZLED = 0, 1
 DTYPE_F32, DTYPE_BF16 = 0, 1
 # enum mxa_op
 OP_QUANTIZE, OP_DEQUANTIZE, OP_GEMM, OP_QUANTIZE_COLWISE = 0, 1, 2, 3
+OP_GEMM_WEIGHT_ONLY = 4
 # enum mxa_support
 SUPPORT_NATIVE, SUPPORT_EMULATED, SUPPORT_NONE = 0, 1, 2
 GEMM_ACCUMULATE = 1
@@ -95,7 +96,8 @@ class OpDesc(ctypes.Structure):
         ("flags", ctypes.c_uint32),
         ("a_scale_type", _c_enum),
         ("b_scale_type", _c_enum),
-        ("reserved", ctypes.c_uint32 * 6),
+        ("a_dtype", _c_enum),          # weight-only gemm: A's dense type
+        ("reserved", ctypes.c_uint32 * 5),
     ]
 
 
@@ -234,6 +236,10 @@ def _optional(name, restype, *argtypes):
     return _proto(name, restype, *argtypes)
 
 
+# Weight-only GEMM: dense A x block-scaled B (since 0.2).
+gemm_weight_only = _optional("mxa_gemm_weight_only", _I, _P,
+                             ctypes.POINTER(Dense), ctypes.POINTER(Matrix),
+                             ctypes.POINTER(Dense), _U32, _c_enum)
 # The caller's CUDA stream (cuda backend, since 0.2 on the cuda branch).
 device_set_stream = _optional("mxa_device_set_stream", _I, _P, _P)
 

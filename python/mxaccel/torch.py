@@ -664,6 +664,94 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
         preference(pref).name.lower())
 
 
+# --- weight-only gemm -------------------------------------------------------
+
+def _weight_only_check(a, b_qdata, b_scale, b_recipe, b_layout, out_dtype, c,
+                       b_ts):
+    fn = "gemm_weight_only"
+    rb = recipe(b_recipe, f"mxaccel.{fn}: b_recipe")
+    _layout(fn, "b_layout", b_layout)
+    _check_dense(fn, "a", a)
+    k = _check_qdata(fn, "b_qdata", b_qdata, rb)
+    _check_scale(fn, "b_scale", b_scale, rb, b_qdata.shape[0], k, b_layout)
+    if a.shape[1] != k:
+        _fail(fn, "b_qdata", f"K = {k} does not match a's K = {a.shape[1]}")
+    if out_dtype not in _DENSE:
+        _fail(fn, "out_dtype", f"{out_dtype} is not supported (torch.float32 "
+              "or torch.bfloat16)", TypeError)
+    m, n = a.shape[0], b_qdata.shape[0]
+    if c is not None:
+        _check_dense(fn, "c", c)
+        if tuple(c.shape) != (m, n) or c.dtype != out_dtype:
+            _fail(fn, "c", f"expected a {out_dtype} tensor of shape {(m, n)},"
+                  f" got {c.dtype} {tuple(c.shape)}")
+    _check_device(fn, [("a", a), ("b_qdata", b_qdata), ("b_scale", b_scale),
+                       ("c", c), ("b_tensor_scale", b_ts)])
+    return rb, m, n, k
+
+
+@torch.library.custom_op("mxaccel::gemm_weight_only", mutates_args=())
+def _gemm_weight_only_op(a: torch.Tensor, b_qdata: torch.Tensor,
+                         b_scale: torch.Tensor, b_recipe: str, b_layout: str,
+                         out_dtype: torch.dtype, pref: str,
+                         c: Optional[torch.Tensor],
+                         b_tensor_scale: Optional[torch.Tensor]
+                         ) -> torch.Tensor:
+    fn = "gemm_weight_only"
+    rb, m, n, k = _weight_only_check(a, b_qdata, b_scale, b_recipe, b_layout,
+                                     out_dtype, c, b_tensor_scale)
+    p = _pref(fn, pref)
+    bts = _tensor_scale_value(fn, "b_tensor_scale", rb, b_tensor_scale)
+    if _lib.gemm_weight_only is None:
+        raise UnsupportedError(f"mxaccel.{fn}: this libmxaccel "
+                               f"({_lib.path}) has no mxa_gemm_weight_only",
+                               -95)
+    if c is None:
+        out = torch.empty((m, n), dtype=out_dtype, device=a.device)
+        flags = 0
+    else:
+        out = c.clone(memory_format=torch.contiguous_format)
+        flags = _lib.GEMM_ACCUMULATE
+    with _Call(fn, a) as call:
+        ad = call.dense("a", a)
+        bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k, bts)
+        cd = call.dense("out", out)
+        err = _lib.gemm_weight_only(call.dev, ctypes.byref(ad),
+                                    ctypes.byref(bm), ctypes.byref(cd), flags,
+                                    int(p))
+        if err == -95:
+            dt = "bfloat16" if a.dtype == torch.bfloat16 else "float32"
+            sup, _, reason = _core.query(call.name, "gemm_weight_only", rb.name,
+                                         rb.name, dt, m, n, k, p, flags != 0)
+            raise UnsupportedError(
+                f"mxaccel.{fn}: {call.name} cannot run weight-only gemm of "
+                f"{a.dtype} x {rb.name} under {Preference(p).name.lower()}: "
+                f"{reason}", err)
+        call.check(err, f"weight-only gemm {a.dtype} x {rb.name}")
+    return out
+
+
+@_gemm_weight_only_op.register_fake
+def _(a, b_qdata, b_scale, b_recipe, b_layout, out_dtype, pref, c,
+      b_tensor_scale):
+    _, m, n, _ = _weight_only_check(a, b_qdata, b_scale, b_recipe, b_layout,
+                                    out_dtype, c, b_tensor_scale)
+    return a.new_empty((m, n), dtype=out_dtype)
+
+
+def gemm_weight_only(a, b_qdata, b_scale, recipe="mxfp4", *, b_layout="plain",
+                     out_dtype=torch.bfloat16, pref=Preference.AUTO, c=None,
+                     b_tensor_scale=None):
+    """A [M, K] (dense float32/bfloat16 activations) x B [N, K]^T (quantized
+    weights) (+ c): decode without quantizing the activations."""
+    fn = "gemm_weight_only"
+    rb = _core.recipe(_recipe_name(recipe), f"mxaccel.{fn}: recipe")
+    return torch.ops.mxaccel.gemm_weight_only(
+        a, _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
+        _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, b_layout,
+        out_dtype, preference(pref).name.lower(), c, b_tensor_scale)
+
+
 # --- the capability query -------------------------------------------------------
 
 def supports(device, recipe="mxfp8", preference=Preference.AUTO, *,

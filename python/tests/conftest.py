@@ -80,8 +80,10 @@ def round_fraction(v, mant_bits, emin, emax):
     return sign * float(r)
 
 
-def exact_gemm(a, b, c=None, dtype=torch.float32):
-    """C = A B^T (+ C) of float tensors, exact, rounded once to dtype."""
+def exact_gemm(a, b, c=None, dtype=torch.float32, scale=1):
+    """C = scale * A B^T (+ C) of float tensors (scale a Fraction: the
+    product of two-level NVFP4's per-tensor scales), exact, rounded once to
+    dtype."""
     mant = 23 if dtype == torch.float32 else 7
     A = [[Fraction(float(v)) for v in row] for row in a.double().tolist()]
     B = [[Fraction(float(v)) for v in row] for row in b.double().tolist()]
@@ -89,7 +91,8 @@ def exact_gemm(a, b, c=None, dtype=torch.float32):
     out = torch.empty(a.shape[0], b.shape[0], dtype=torch.float64)
     for i, ra in enumerate(A):
         for j, rb in enumerate(B):
-            s = sum((x * y for x, y in zip(ra, rb)), Fraction(0))
+            s = Fraction(scale) * sum((x * y for x, y in zip(ra, rb)),
+                                      Fraction(0))
             if Cin is not None:
                 s += Fraction(Cin[i][j])
             out[i, j] = round_fraction(s, mant, -126, 127)

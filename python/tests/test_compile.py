@@ -32,6 +32,9 @@ def samples():
         yield "gemm", (q, s, recipe, "plain", wq, ws, recipe, "plain",
                        torch.bfloat16, "auto", torch.randn(40, 24).bfloat16(),
                        None, None)
+    wq, ws = raw(*mxt.quantize(w, "mxfp4"))
+    yield "gemm_weight_only", (x, wq, ws, "mxfp4", "plain", torch.float32,
+                               "auto", None, None)
     q, s = raw(*mxt.quantize(x, "mxfp8"))
     bq, bs = raw(*mxt.quantize(torch.randn(3 * 24, 64), "mxfp8"))
     yield "grouped_gemm", (q, s, "mxfp8", bq.view(3, 24, 64),

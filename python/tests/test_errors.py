@@ -86,6 +86,16 @@ def test_gemm_errors():
     err(TypeError, r"b_qdata: expected a tensor", mxt.gemm, Q, S, [1], S)
 
 
+def test_weight_only_errors():
+    wq, ws = mxt.quantize(torch.randn(4, 64), "mxfp4")
+    err(TypeError, r"gemm_weight_only: a: dtype torch.int64",
+        mxt.gemm_weight_only, torch.zeros(2, 64, dtype=torch.long), wq, ws)
+    err(ValueError, r"gemm_weight_only: b_qdata: K = 64 does not match a's "
+        r"K = 32", mxt.gemm_weight_only, torch.randn(2, 32), wq, ws)
+    err(TypeError, r"gemm_weight_only: b_qdata: dtype torch.float8_e4m3fn "
+        r"does not hold mxfp4", mxt.gemm_weight_only, X, Q, S, "mxfp4")
+
+
 def test_grouped_gemm_errors():
     bq = torch.stack([Q, Q])
     bs = torch.stack([S, S])

@@ -3,6 +3,8 @@
 product rounded once; AUTO/NATIVE within the stated bound; torchao's
 emulated path within the bound; torchao operands taken as they are."""
 
+from fractions import Fraction
+
 import pytest
 import torch
 from torchao.prototype.mx_formats.mx_tensor import MXTensor
@@ -130,8 +132,31 @@ def test_nvfp4_gemm_follows_query(device, two_level):
             bridge.gemm(a, b, out_dtype=torch.float32, pref="emulated")
         return
     got = bridge.gemm(a, b, out_dtype=torch.float32, pref="emulated")
-    ad = a.dequantize(torch.float32).cpu()
-    bd = b.dequantize(torch.float32).cpu()
+    # single-level values (e2m1 x e4m3) are exact in fp32; the per-tensor
+    # scales multiply the exact sum
+    ad = mxt.dequantize(a.qdata, a.scale, "nvfp4").cpu()
+    bd = mxt.dequantize(b.qdata, b.scale, "nvfp4").cpu()
+    scale = Fraction(1) if ts is None else Fraction(ts.item()) ** 2
+    assert torch.equal(got.cpu(), exact_gemm(ad, bd, scale=scale))
+
+
+@pytest.mark.parametrize("ra,rb", [("nvfp4", "mxfp8"), ("mxfp4", "nvfp4"),
+                                   ("mxfp8", "mxfp6_e2m3")])
+def test_mixed_gemm_follows_query(device, ra, rb):
+    """Operands of different recipes: exact where the library runs them."""
+    g = torch.Generator().manual_seed(6)
+    aq, as_ = mxt.quantize(torch.randn(9, 64, generator=g).to(device), ra)
+    bq, bs = mxt.quantize(torch.randn(7, 64, generator=g).to(device), rb)
+    sup, _ = mxt.supports(device if device == "cpu" else "cuda:0", ra,
+                          "emulated", b_recipe=rb)
+    if sup == Support.NONE:
+        with pytest.raises(UnsupportedError):
+            mxt.gemm(aq, as_, bq, bs, ra, rb, pref="emulated")
+        return
+    got = mxt.gemm(aq, as_, bq, bs, ra, rb, out_dtype=torch.float32,
+                   pref="emulated")
+    ad = mxt.dequantize(aq, as_, ra).cpu()
+    bd = mxt.dequantize(bq, bs, rb).cpu()
     assert torch.equal(got.cpu(), exact_gemm(ad, bd))
 
 
@@ -176,3 +201,27 @@ def test_plan_and_explain():
                      pref="emulated")
     assert p.exact and p.support == Support.EMULATED and p.kernel
     assert mxaccel.explain is mxaccel.plan
+
+
+@pytest.mark.parametrize("recipe", ["mxfp4", "mxfp8", "nvfp4"])
+@pytest.mark.parametrize("adtype", [torch.float32, torch.bfloat16])
+def test_weight_only(device, recipe, adtype):
+    """Dense activations x quantized weights: EMULATED exact, AUTO within
+    the fp32-accumulation bound."""
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn(3, 64, generator=g).to(adtype).to(device)
+    bq, bs = mxt.quantize(torch.randn(5, 64, generator=g).to(device), recipe)
+    sup, _ = mxt.supports(device if device == "cpu" else "cuda:0", recipe,
+                          "emulated", op="gemm_weight_only",
+                          dtype=torch.float32)
+    if sup == Support.NONE:
+        with pytest.raises(UnsupportedError):
+            mxt.gemm_weight_only(a, bq, bs, recipe, pref="emulated")
+        return
+    got = mxt.gemm_weight_only(a, bq, bs, recipe, out_dtype=torch.float32,
+                               pref="emulated")
+    bd = mxt.dequantize(bq, bs, recipe).cpu()
+    assert torch.equal(got.cpu(), exact_gemm(a.float().cpu(), bd))
+    fast = mxt.gemm_weight_only(a, bq, bs, recipe, out_dtype=torch.float32)
+    assert ((fast.cpu() - got.cpu()).abs() <=
+            bound(a.float().cpu(), bd, 64)).all()
