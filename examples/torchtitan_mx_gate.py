@@ -82,10 +82,10 @@ def main():
         except ValueError as e:
             print(f"gate: {e}")
             return 1
-        mx_model = conv.convert(model)
-        if args.compile:
-            mx_model = torch.compile(mx_model, fullgraph=True)
         try:
+            mx_model = conv.convert(model)
+            if args.compile:
+                mx_model = torch.compile(mx_model, fullgraph=True)
             y = mx_model(x).float()
         except mxaccel.UnsupportedError as e:
             print(f"missing: {e}")
