@@ -16,7 +16,7 @@ from ._lib import path as library_path
 
 __version__ = "0.2.0"
 
-_TORCH_NAMES = ("quantize", "dequantize", "gemm", "grouped_gemm",
+_TORCH_NAMES = ("quantize", "quantize_colwise", "dequantize", "gemm", "grouped_gemm",
                 "gemm_weight_only", "supports", "MXLinear")
 
 

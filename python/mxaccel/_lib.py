@@ -217,6 +217,9 @@ buffer_free = _proto("mxa_buffer_free", None, _P)
 
 quantize = _proto("mxa_quantize", _I, _P, ctypes.POINTER(Dense),
                   ctypes.POINTER(Matrix), _c_enum, _c_enum)
+quantize_colwise = _proto("mxa_quantize_colwise", _I, _P,
+                          ctypes.POINTER(Dense), ctypes.POINTER(Matrix),
+                          _c_enum, _c_enum)
 dequantize = _proto("mxa_dequantize", _I, _P, ctypes.POINTER(Matrix),
                     ctypes.POINTER(Dense), _c_enum)
 gemm = _proto("mxa_gemm", _I, _P, ctypes.POINTER(Matrix),

@@ -305,8 +305,8 @@ def _pref(fn, pref):
 
 # --- quantize ----------------------------------------------------------------
 
-def _quantize_check(x, recipe_name, layout, mode, tensor_scale):
-    fn = "quantize"
+def _quantize_check(x, recipe_name, layout, mode, tensor_scale,
+                    fn="quantize"):
     r = recipe(recipe_name, f"mxaccel.{fn}: recipe")
     _check_dense(fn, "x", x)
     _check_device(fn, [("x", x), ("tensor_scale", tensor_scale)])
@@ -318,7 +318,14 @@ def _quantize_check(x, recipe_name, layout, mode, tensor_scale):
     if (m == _MODES["nvfp4"]) != (r.scale_type == _lib.SCALE_UE4M3):
         _fail(fn, "mode", f"{mode!r} does not apply to {r.name}'s scales")
     rows, k = x.shape
-    if k % r.block_size:
+    if fn == "quantize_colwise":
+        # blocks run down x's columns: the result is x.t() quantized
+        rows, k = k, rows
+        if k % r.block_size:
+            _fail(fn, "x", f"rows = {k} (the first dimension, blocked here) "
+                  f"is not a multiple of {r.name}'s block size "
+                  f"{r.block_size}")
+    elif k % r.block_size:
         _fail(fn, "x", f"K = {k} (the last dimension) is not a multiple of "
               f"{r.name}'s block size {r.block_size}")
     if tensor_scale is not None and r.scale_type != _lib.SCALE_UE4M3:
@@ -400,6 +407,56 @@ def _raw(fn, arg, t, r, what):
         _fail(fn, arg, f"dtype {t.dtype} is not {r.name}'s scale type "
               f"({scale_dtype(r)} or torch.uint8)", TypeError)
     return t if t.dtype == torch.uint8 else t.view(torch.uint8)
+
+
+@torch.library.custom_op("mxaccel::quantize_colwise", mutates_args=())
+def _quantize_colwise_op(x: torch.Tensor, recipe_name: str, layout: str,
+                         mode: str, pref: str,
+                         tensor_scale: Optional[torch.Tensor]
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    fn = "quantize_colwise"
+    r, m, rows, k = _quantize_check(x, recipe_name, layout, mode,
+                                    tensor_scale, fn)
+    p = _pref(fn, pref)
+    ts = _tensor_scale_value(fn, "tensor_scale", r, tensor_scale)
+    qdata = torch.empty((rows, r.data_cols(k)), dtype=torch.uint8,
+                        device=x.device)
+    scale = torch.empty(scale_shape(r, rows, k, layout), dtype=torch.uint8,
+                        device=x.device)
+    with _Call(fn, x) as c:
+        src = c.dense("x", x)
+        dst = c.matrix("out", qdata, scale, r, layout, k, ts)
+        err = _lib.quantize_colwise(c.dev, ctypes.byref(src),
+                                    ctypes.byref(dst), m, int(p))
+        if err == -95:
+            _unsupported(fn, c.name, "quantize_colwise", r, None, x.dtype,
+                         rows, 0, k, p)
+        c.check(err, f"column-wise quantize to {r.name}")
+    return qdata, scale
+
+
+@_quantize_colwise_op.register_fake
+def _(x, recipe_name, layout, mode, pref, tensor_scale):
+    r, _, rows, k = _quantize_check(x, recipe_name, layout, mode,
+                                    tensor_scale, "quantize_colwise")
+    return (x.new_empty((rows, r.data_cols(k)), dtype=torch.uint8),
+            x.new_empty(scale_shape(r, rows, k, layout), dtype=torch.uint8))
+
+
+def quantize_colwise(x, recipe="mxfp8", *, layout="plain", mode=None,
+                     pref=Preference.AUTO, tensor_scale=None):
+    """x.t() quantized, read in place from x [rows, cols] (torchao's dim1
+    cast for the transposed operand of training): (qdata [cols, rows],
+    scale), bit-exact with quantize(x.t().contiguous())."""
+    if isinstance(tensor_scale, (int, float)):
+        tensor_scale = torch.tensor(float(tensor_scale), dtype=torch.float32,
+                                    device=x.device)
+    name = _recipe_name(recipe)
+    q, s = torch.ops.mxaccel.quantize_colwise(
+        x, name, layout, mode or "", preference(pref).name.lower(),
+        tensor_scale)
+    r = _core.recipe(name)
+    return q.view(qdata_dtype(r)), s.view(scale_dtype(r))
 
 
 # --- dequantize --------------------------------------------------------------

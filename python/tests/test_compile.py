@@ -22,6 +22,9 @@ def samples():
         yield "quantize", (x, recipe, "swizzled", "", "emulated", None)
     yield "quantize", (x, "nvfp4", "plain", "", "auto",
                        torch.tensor(0.05))
+    xc = torch.randn(64, 48)        # blocks run down the 64 rows
+    yield "quantize_colwise", (xc, "mxfp8", "plain", "", "auto", None)
+    yield "quantize_colwise", (xc, "nvfp4", "swizzled", "", "auto", None)
     for recipe in ("mxfp8", "mxfp6_e3m2", "mxfp4"):
         q, s = raw(*mxt.quantize(x, recipe))
         yield "dequantize", (q, s, recipe, "plain", torch.bfloat16, "auto",

@@ -48,6 +48,13 @@ def test_quantize_errors():
         "nvfp4", tensor_scale=torch.tensor(0.5, dtype=torch.float64))
 
 
+def test_quantize_colwise_errors():
+    err(ValueError, r"quantize_colwise: x: rows = 8 .* block size 32",
+        mxt.quantize_colwise, X)
+    err(TypeError, r"quantize_colwise: x: dtype torch.int32",
+        mxt.quantize_colwise, torch.zeros(32, 8, dtype=torch.int32))
+
+
 def test_dequantize_errors():
     err(TypeError, r"qdata: dtype torch.float32 does not hold mxfp8",
         mxt.dequantize, X, S)

@@ -159,3 +159,22 @@ def test_bf16_inf_block():
     q, s = mxt.quantize(x, "mxfp8")
     assert torch.equal(bits(s), bits(ref_s))
     assert torch.equal(bits(q), bits(ref_q))
+
+
+@pytest.mark.parametrize("recipe,elem", ELEMS + [("nvfp4", None)],
+                         ids=[e[0] for e in ELEMS] + ["nvfp4"])
+@pytest.mark.parametrize("layout", ["plain", "swizzled"])
+def test_quantize_colwise_matches_transpose(device, recipe, elem, layout):
+    """The column-wise cast equals torchao's quantization of x.t()."""
+    x = special_values(torch.bfloat16, rows=96, k=80, seed=5).to(device)
+    q, s = mxt.quantize_colwise(x, recipe, layout=layout)
+    xt = x.t().contiguous().cpu()
+    if elem is None:
+        ref = NVFP4Tensor.to_nvfp4(xt, is_swizzled_scales=layout == "swizzled")
+        ref_s, ref_q = ref.scale, ref.qdata
+    else:
+        ref_s, ref_q = to_mx(xt, elem, 32,
+                             is_swizzled_scales=layout == "swizzled")
+    assert tuple(q.shape) == tuple(ref_q.shape)
+    assert torch.equal(bits(s), bits(ref_s))
+    assert torch.equal(bits(q), bits(ref_q))
