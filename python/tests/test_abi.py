@@ -18,6 +18,17 @@ STRUCTS = {"mxa_recipe": _lib.Recipe, "mxa_matrix": _lib.Matrix,
            "mxa_backend_info": _lib.BackendInfo}
 
 
+# Enum and flag values _lib.py spells out, against the header's (a merge
+# that renumbers one must show here).
+ENUMS = {f"MXA_{n}": n for n in (
+    "ELEM_E4M3", "ELEM_E5M2", "ELEM_E2M3", "ELEM_E3M2", "ELEM_E2M1",
+    "SCALE_E8M0", "SCALE_UE4M3", "LAYOUT_PLAIN", "LAYOUT_SWIZZLED",
+    "DTYPE_F32", "DTYPE_BF16", "OP_QUANTIZE", "OP_DEQUANTIZE", "OP_GEMM",
+    "OP_QUANTIZE_COLWISE", "OP_GEMM_WEIGHT_ONLY", "SUPPORT_NATIVE",
+    "SUPPORT_EMULATED", "SUPPORT_NONE", "GEMM_ACCUMULATE", "BATCH_MAX",
+    "NAME_MAX", "REASON_MAX")}
+
+
 def test_struct_layout_matches_c(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -31,6 +42,8 @@ def test_struct_layout_matches_c(tmp_path):
         for f, _ in cls._fields_:
             lines.append(f'printf("{name}.{f} %zu\\n", '
                          f'offsetof(struct {name}, {f}));')
+    for cname, pyname in ENUMS.items():
+        lines.append(f'printf("{cname} %d\\n", (int){cname});')
     lines.append("return 0; }")
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines))
@@ -39,6 +52,8 @@ def test_struct_layout_matches_c(tmp_path):
     got = dict(line.split() for line in
                subprocess.run([str(exe)], check=True, capture_output=True,
                               text=True).stdout.splitlines())
+    for cname, pyname in ENUMS.items():
+        assert int(got[cname]) == getattr(_lib, pyname), cname
     for name, cls in STRUCTS.items():
         assert int(got[name]) == __import__("ctypes").sizeof(cls), name
         for f, _ in cls._fields_:
