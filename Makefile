@@ -115,6 +115,9 @@ SCRIPT_TESTS := $(wildcard tests/abi/test_*.sh tests/cli/test_*.sh)
 ifneq ($(SANITIZE),1)
 SCRIPT_TESTS += $(wildcard tests/vm/test_vm_*.sh)
 CHECK_DEPS := e2e check-debug-kernel
+# The Python package's pytest suite against torch and torchao from the
+# package index (python/tests; its environment is cached outside the repo).
+SCRIPT_TESTS += python/tests/test_pytorch.sh
 endif
 
 # The kernel module, built against KDIR (default: the running kernel) in a
@@ -405,6 +408,15 @@ vm-bench-pci: all e2e
 
 demo: deps all
 	$(DEMO)
+
+# The cached Python environment of the PyTorch bridge (torch, torchao,
+# pytest); prints its directory.  `make python-check` runs its tests.
+.PHONY: python-env python-check
+python-env:
+	@scripts/python-env.sh
+
+python-check: lib
+	@MXACCEL_BUILD=$(BUILD) python/tests/test_pytorch.sh
 
 deps:
 	@scripts/install-deps.sh
