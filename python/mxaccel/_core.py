@@ -196,6 +196,7 @@ class PlanInfo:
 
 _OPS = {"quantize": _lib.OP_QUANTIZE, "dequantize": _lib.OP_DEQUANTIZE,
         "gemm": _lib.OP_GEMM, "quantize_colwise": _lib.OP_QUANTIZE_COLWISE,
+        "gemm_grouped": _lib.OP_GEMM_GROUPED,
         "gemm_weight_only": _lib.OP_GEMM_WEIGHT_ONLY}
 _DTYPES = {"float32": _lib.DTYPE_F32, "bfloat16": _lib.DTYPE_BF16}
 
