@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90: the fused MX x MX GEMM for Hopper (sm_90a): the operands'
- * preparation, the choice of kernel, and the fp8 kernel.
+ * cuda-mx-sm90-*: the fused MX x MX GEMM for Hopper (sm_90a): the
+ * operands' preparation, each path's launch sequence, and the fp8 kernel.
  *
- * M <= 32 goes to the skinny kernel (cuda_gemm_sm90_skinny.cu), which does
- * everything itself.  M > 64 goes to the bf16 kernel
- * (cuda_gemm_sm90_bf16.cu), with the smaller operand as its pre-converted
- * B, 32 < M <= 64 to the decode kernel (cuda_gemm_sm90_decode.cu); the
- * tiles those two cannot do exactly (NaN/Inf codes, NaN scales, scale
- * spans too wide) are then done by the fp8 kernel below, which walks their
- * list.  MXACCEL_CUDA_TILE = dbuf, single or quad use the fp8 kernel alone;
- * MXACCEL_CUDA_SKINNY=0 leaves M <= 32 to the decode kernel (16 < M) and
- * the fp8 kernel.
+ * The paths are kernel-table entries; cuda_sm90_select.cu says which
+ * shapes each runs and which the dispatch walk picks.  The skinny kernel
+ * (cuda_gemm_sm90_skinny.cu) does everything itself.  The bf16 kernel
+ * (cuda_gemm_sm90_bf16.cu, the smaller operand as its pre-converted B)
+ * and the decode kernel (cuda_gemm_sm90_decode.cu) leave the tiles they
+ * cannot do exactly (NaN/Inf codes, NaN scales, scale spans too wide) to
+ * the fp8 kernel below, which walks their list.  The fp8 paths run the
+ * fp8 kernel alone.
  *
  * The fp8 kernel:
  *
@@ -30,7 +29,8 @@
  *   of two.
  * - Consumer warpgroups run one wgmma m64nNk32 per MX block into a zeroed
  *   fp32 partial and promote it: acc += partial * (2^sa * 2^sb), exact
- *   scaling, one fp32 rounding per block (design section 4: fp32
+ *   scaling (in two steps where 2^(sa + sb) is not a normal fp32:
+ *   promote_fma()), one fp32 rounding per block (design section 4: fp32
  *   accumulation, any order).  The tile's two column halves alternate, so
  *   that the tensor cores compute one half while the other is promoted.
  * - Small M (<= 64) swaps the operands (C^T = B * A^T) so that the long
@@ -174,7 +174,7 @@ __device__ __forceinline__ void stage_convert(int conv, uint8_t *dst,
 	}
 }
 
-/* acc += p * (2^sa(row) * 2^sb(col)) for one MX block. */
+/* acc += p * (2^sa(row) * 2^sb(col)) for one MX block (promote_fma()). */
 template <int BN>
 __device__ __forceinline__ void promote(float *acc, const float *p,
 					const float *sfa, const float *sfb,
@@ -186,10 +186,10 @@ __device__ __forceinline__ void promote(float *acc, const float *p,
 	for (int i = 0; i < BN / 8; i++) {
 		float2 sb = *(const float2 *)(sfb + 8 * i + 2 * (lane % 4));
 
-		acc[4 * i + 0] = fmaf(p[4 * i + 0], sa0 * sb.x, acc[4 * i + 0]);
-		acc[4 * i + 1] = fmaf(p[4 * i + 1], sa0 * sb.y, acc[4 * i + 1]);
-		acc[4 * i + 2] = fmaf(p[4 * i + 2], sa1 * sb.x, acc[4 * i + 2]);
-		acc[4 * i + 3] = fmaf(p[4 * i + 3], sa1 * sb.y, acc[4 * i + 3]);
+		acc[4 * i + 0] = promote_fma(p[4 * i + 0], sa0, sb.x, acc[4 * i + 0]);
+		acc[4 * i + 1] = promote_fma(p[4 * i + 1], sa0, sb.y, acc[4 * i + 1]);
+		acc[4 * i + 2] = promote_fma(p[4 * i + 2], sa1, sb.x, acc[4 * i + 2]);
+		acc[4 * i + 3] = promote_fma(p[4 * i + 3], sa1, sb.y, acc[4 * i + 3]);
 	}
 }
 
@@ -711,27 +711,6 @@ const launch_fn launchers[5][2][2] = {
 const int config_bn[5] = { 128, 128, 128, 64, 16 };
 const int config_bm[5] = { 128, 128, 128, 64, 64 };
 
-/*
- * $MXACCEL_CUDA_TILE, a tuning and testing knob for large M: "bf16" (the
- * default: the bf16 kernel, the fp8 kernel only for the tiles it cannot
- * do exactly; "bf16-prep" / "bf16-regs" choose how it converts A,
- * a_by_prepass()), or the fp8 kernel alone: "dbuf" (two consumer
- * warpgroups, two partials in flight), "single" (one partial), "quad"
- * (four consumer warpgroups of 64 x 64).  -1 means bf16.
- */
-int large_config(void)
-{
-	const char *e = getenv("MXACCEL_CUDA_TILE");
-
-	if (e && !strcmp(e, "dbuf"))
-		return 0;
-	if (e && !strcmp(e, "single"))
-		return 1;
-	if (e && !strcmp(e, "quad"))
-		return 2;
-	return -1;
-}
-
 enum sm90_elem sm90_elem_of(enum mxa_elem e)
 {
 	switch (e) {
@@ -827,27 +806,8 @@ size_t a_offset(const struct mxa_matrix *x, const struct mxa_matrix *y, uint32_t
 }
 
 /*
- * Whether the bf16 path converts A by a pre-pass too (both operands from
- * shared memory) rather than in the consumers' registers: measured faster
- * for fp4 and fp6 A (re-encoded as e4m3 before bf16) on grids of two
- * waves or more, slower for fp8 A and small grids
- * (Documentation/bench-cuda.rst).  $MXACCEL_CUDA_TILE = bf16-prep or
- * bf16-regs forces either.
- */
-bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t tiles)
-{
-	const char *e = getenv("MXACCEL_CUDA_TILE");
-
-	if (e && !strcmp(e, "bf16-prep"))
-		return true;
-	if (e && !strcmp(e, "bf16-regs"))
-		return false;
-	return x->elem != MXA_ELEM_E4M3 && x->elem != MXA_ELEM_E5M2 &&
-	       tiles >= 2u * (uint32_t)cd->sms;
-}
-
-/*
- * B (and A, a_by_prepass()) to bf16, then the bf16 kernel: x, y as the
+ * B (and A, with prep_a: the cuda-mx-sm90-bf16-ss kernel) to bf16, then
+ * the bf16 kernel: x, y as the
  * fp8 kernel takes them (A and B), their codes 16-byte aligned, their
  * scales K-major with row maxima (kmajor_scales()).  The list of tiles it
  * leaves for the fp8 kernel is at list_offset() in *scratch (freed by the
@@ -856,7 +816,7 @@ bool a_by_prepass(struct cuda_device *cd, const struct mxa_matrix *x, uint32_t t
 int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 		const uint8_t *xd, uint64_t xs, const void *xsc,
 		const struct mxa_matrix *y, const uint8_t *yd, uint64_t ys,
-		const void *ysc, const struct params &fp, void **scratch)
+		const void *ysc, const struct params &fp, bool prep_a, void **scratch)
 {
 	const uint32_t xpad = (x->rows + 15) / 16 * 16;
 	const size_t a_off = a_offset(x, y, fp.tiles_m * fp.tiles_n);
@@ -865,7 +825,6 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	size_t flags;
 	CUtensorMap maps[3];
 	cudaError_t e;
-	bool prep_a;
 	int ret;
 
 	b.m = x->rows;
@@ -879,7 +838,6 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.rmax_a = rmax_of(xsc, x);
 	b.rmax_b = rmax_of(ysc, y);
 	b.tiles_n8 = fp.tiles_n;
-	prep_a = a_by_prepass(cd, x, b.tiles_m * b.tiles_n);
 	flags = list_offset(x, y) + 4 - bf16_b_bytes(y);
 	e = cudaMallocAsync(scratch, prep_a ? a_off + bf16_b_bytes(x) : a_off, cd->stream);
 	if (e == cudaSuccess)
@@ -1030,12 +988,27 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	return ret;
 }
 
-/* MXACCEL_CUDA_SKINNY=0 leaves small M to the decode and fp8 kernels. */
-bool skinny_enabled(void)
+/*
+ * Variables of earlier versions that chose kernels here: set, they are an
+ * error (the choice is MXACCEL_KERNEL's now), never silently ignored.
+ */
+int check_env(void)
 {
-	const char *v = getenv("MXACCEL_CUDA_SKINNY");
+	static const char *const gone[][2] = {
+		{ "MXACCEL_CUDA_TILE", "MXACCEL_KERNEL=cuda-mx-sm90-fp8, -fp8-single, -fp8-quad, -bf16 or -bf16-ss" },
+		{ "MXACCEL_CUDA_SKINNY", "MXACCEL_KERNEL=cuda-mx-sm90-decode or cuda-mx-sm90-fp8" },
+	};
+	unsigned int i;
 
-	return !v || strcmp(v, "0");
+	for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		const char *v = getenv(gone[i][0]);
+
+		if (v)
+			return cuda_err(-EINVAL,
+					"%s='%s' is no longer read: choose the kernel with %s",
+					gone[i][0], v, gone[i][1]);
+	}
+	return 0;
 }
 
 } /* namespace */
@@ -1055,22 +1028,21 @@ const char *cuda_sm90_reject(struct cuda_device *cd)
 	return NULL;
 }
 
-int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
+int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
+			  enum sm90_path path)
 {
 	/*
-	 * Small M: C^T = B * A^T, B's rows on the 64-row side of wgmma.  The
-	 * bf16 kernel converts its B in a pre-pass: the smaller operand.
+	 * Small M: C^T = B * A^T, B's rows on the 64-row side of wgmma, with
+	 * 64- or 16-wide tiles.  The bf16 kernel converts its B in a
+	 * pre-pass: the smaller operand.  Which path runs is the kernel
+	 * table's choice (cuda_sm90_select.cu).
 	 */
 	bool small = job->a.rows <= 64;
-	int cfg = small ? (job->a.rows > 16 ? 3 : 4) : large_config();
-	bool bf16 = !small && cfg < 0;
-	/*
-	 * M <= 32 went to the skinny kernel above.  16 < M <= 64: the decode
-	 * kernel (measured 1.06x the fp8 kernel for MXFP8, 1.8x for MXFP4 at
-	 * M = 64); for M <= 16 the fp8 kernel's 16-wide tiles
-	 * (Documentation/bench-cuda.rst).
-	 */
-	bool decode = small && job->a.rows > 16 && large_config() < 0;
+	int cfg = small ? (job->a.rows > 16 ? 3 : 4) :
+		  path == SM90_PATH_FP8_SINGLE ? 1 :
+		  path == SM90_PATH_FP8_QUAD ? 2 : 0;
+	bool bf16 = path == SM90_PATH_BF16 || path == SM90_PATH_BF16_SS;
+	bool decode = path == SM90_PATH_DECODE;
 	bool swap = small || (bf16 && job->b.rows > job->a.rows);
 	const struct mxa_matrix *x = swap ? &job->b : &job->a;
 	const struct mxa_matrix *y = swap ? &job->a : &job->b;
@@ -1083,12 +1055,18 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	struct params p;
 	int ret;
 
+	ret = check_env();
+	if (ret)
+		return ret;
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
-	if (job->a.rows <= SM90_SKINNY_M && large_config() < 0 && skinny_enabled())
+	/* The table's predicates keep every path inside its range. */
+	if ((path == SM90_PATH_SKINNY && job->a.rows > SM90_SKINNY_M) ||
+	    ((bf16 || cfg == 1 || cfg == 2) && small) || (decode && !small))
+		return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run M = %u",
+				(int)path, job->a.rows);
+	if (path == SM90_PATH_SKINNY)
 		return launch_skinny(cd, job);
-	if (bf16)
-		cfg = 0;
 	ret = aligned_data(cd, x, &xd, &xs, &xscratch);
 	if (!ret)
 		ret = aligned_data(cd, y, &yd, &ys, &yscratch);
@@ -1136,7 +1114,7 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	}
 	if (!ret && bf16)
 		ret = launch_bf16(cd, x, xd, xs, xs_scratch, y, yd, ys, ys_scratch,
-				  p, &bscratch);
+				  p, path == SM90_PATH_BF16_SS, &bscratch);
 	/* The fp8 kernel for the marked tiles; the others return at once. */
 	if (!ret && bf16) {
 		p.list_count = (const uint32_t *)((uint8_t *)bscratch + list_offset(x, y));
@@ -1149,7 +1127,7 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job)
 	if (!ret)
 		ret = launchers[cfg][x->elem == MXA_ELEM_E5M2][y->elem == MXA_ELEM_E5M2](
 			cd, ma, mb, msa, msb, p);
-	if (!ret && (bf16 || decode) && getenv("MXACCEL_DEBUG"))
+	if (!ret && (bf16 || decode) && cuda_host->debug())
 		report_redo(cd, p);
 	if (bscratch)
 		cudaFreeAsync(bscratch, cd->stream);

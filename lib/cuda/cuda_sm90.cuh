@@ -232,6 +232,25 @@ static __device__ __forceinline__ float e8m0_to_f32(uint32_t s)
 			       s == 0xff ? 0x7fc00000u : s << 23);
 }
 
+/*
+ * acc + p * (sa * sb), sa and sb E8M0 scales as e8m0_to_f32() gives them:
+ * the promotion of one MX block's partial.  Where the scale product is a
+ * normal fp32 it is one exact factor.  Else (2^254 overflows, 2^-254 and
+ * 2^-127 * 1 are not normal, a NaN scale) p is scaled in two steps, sa
+ * first: a zero block stays 0 and an infinite one infinite, a finite
+ * result overflows only where p * 2^(sa + sb) does, and one below fp32's
+ * normal range loses only what its own rounding there loses (sb <= 1
+ * then).  Selects, not a branch: the consumers stay converged.
+ */
+static __device__ __forceinline__ float promote_fma(float p, float sa, float sb,
+						    float acc)
+{
+	const float s = sa * sb;
+	const bool one = s >= 0x1p-126f && s <= 0x1p127f;
+
+	return fmaf(one ? p : p * sa, one ? s : sb, acc);
+}
+
 /* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
 static __device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
 {

@@ -17,7 +17,11 @@
 
 /* Bump on any change to this file or to the structures of backend.h. */
 /* 2: struct mxa_matrix grew (0.2); geometry comes from mxcore_geom.h. */
-#define MXA_PLUGIN_ABI 2
+/*
+ * 3: the backend has buf_wrap, set_stream and get_stream, a kernel
+ * rank_for; submit_wait is copied.
+ */
+#define MXA_PLUGIN_ABI 3
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 
