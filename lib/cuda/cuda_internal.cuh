@@ -8,14 +8,18 @@
  *                  the exact GEMM (bit-identical to the CPU)
  * cuda_quant_encode.cuh  the fast fp6/fp4 quantize encoders (host and device)
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
- *                  operand preparation, the paths' launch sequences, the
- *                  fp8 kernel (per-32 promotion)
+ *                  each path's launch sequence
+ * cuda_sm90_operand.cu  its operand view: tensor maps, aligned codes,
+ *                  K-major scales, the views the kernels take
+ * cuda_gemm_sm90_fp8.cu  its fp8 kernel (per-32 promotion) and launcher
  * cuda_sm90_select.cu  which path runs which shape: each path's range and
  *                  rank, the kernel table's predicates
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
  * cuda_gemm_sm90_decode.cu  its decode kernel (32 < M <= 64)
  * cuda_gemm_sm90_skinny.cu  its skinny kernel (M <= 32)
- * cuda_sm90.cuh    what they share; cuda_sm90_fold.cuh the folding
+ * cuda_sm90.cuh    what they share (PTX helpers, the kernels' argument
+ *                  structures and entry points); cuda_wgmma.cuh the wgmma
+ *                  instructions; cuda_sm90_fold.cuh the folding
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  */
 #ifndef MXA_CUDA_INTERNAL_CUH

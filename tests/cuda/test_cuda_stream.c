@@ -33,32 +33,29 @@
 
 #include "cudatest.h"
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
-typedef unsigned long long CUdeviceptr;
-
+/* The driver API's types as the ABI has them: handles are pointers. */
 #define CUDA_ERROR_NOT_READY 600
 
 static struct {
-	CUresult (*init)(unsigned int);
-	CUresult (*device_count)(int *);
-	CUresult (*device_get)(CUdevice *, int);
-	CUresult (*primary_ctx)(CUcontext *, CUdevice);
-	CUresult (*ctx_set)(CUcontext);
-	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-	CUresult (*mem_free)(CUdeviceptr);
-	CUresult (*htod)(CUdeviceptr, const void *, size_t);
-	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-	CUresult (*stream_create)(CUstream *, unsigned int);
-	CUresult (*stream_destroy)(CUstream);
-	CUresult (*stream_sync)(CUstream);
-	CUresult (*stream_query)(CUstream);
-	CUresult (*module_load)(CUmodule *, const void *);
-	CUresult (*module_fn)(CUfunction *, CUmodule, const char *);
-	CUresult (*launch)(CUfunction, unsigned int, unsigned int, unsigned int,
-			   unsigned int, unsigned int, unsigned int,
-			   unsigned int, CUstream, void **, void **);
+	int (*init)(unsigned int flags);
+	int (*device_count)(int *count);
+	int (*device_get)(int *device, int ordinal);
+	int (*primary_ctx)(void **ctx, int device);
+	int (*ctx_set)(void *ctx);
+	int (*mem_alloc)(unsigned long long *ptr, size_t size);
+	int (*mem_free)(unsigned long long ptr);
+	int (*htod)(unsigned long long dst, const void *src, size_t size);
+	int (*dtoh)(void *dst, unsigned long long src, size_t size);
+	int (*stream_create)(void **stream, unsigned int flags);
+	int (*stream_destroy)(void *stream);
+	int (*stream_sync)(void *stream);
+	int (*stream_query)(void *stream);
+	int (*module_load)(void **module, const void *image);
+	int (*module_fn)(void **fn, void *module, const char *name);
+	int (*launch)(void *fn, unsigned int gx, unsigned int gy,
+		      unsigned int gz, unsigned int bx, unsigned int by,
+		      unsigned int bz, unsigned int shared, void *stream,
+		      void **params, void **extra);
 } cu;
 
 /*
@@ -105,8 +102,8 @@ static const char ptx[] =
 	"	ret;\n"
 	"}\n";
 
-static CUfunction delayed_copy;
-static CUcontext ctx0;
+static void *delayed_copy;
+static void *ctx0;
 static int n_gpus;
 
 static void *sym(void *h, const char *name)
@@ -123,8 +120,8 @@ static void *sym(void *h, const char *name)
 static void cu_load(void)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	CUmodule mod;
-	CUdevice d;
+	void *mod;
+	int d;
 
 	if (!h) {
 		fprintf(stderr, "FAIL: cuda:0 opened but libcuda.so.1 cannot be loaded: %s\n",
@@ -156,7 +153,7 @@ static void cu_load(void)
 	}
 }
 
-static CUresult copy_on(CUstream s, CUdeviceptr dst, CUdeviceptr src,
+static int copy_on(void *s, unsigned long long dst, unsigned long long src,
 			uint32_t n, unsigned long long cycles)
 {
 	void *args[] = { &dst, &src, &n, &cycles };
@@ -261,12 +258,12 @@ static void stream_case(struct mxa_device *dev, uint32_t m, unsigned int skew)
 	size_t c_bytes = (size_t)m * N * 4;
 	uint8_t *host = calloc(1, l.end), *zero = calloc(1, l.end), *ref;
 	uint8_t *got = malloc(c_bytes);
-	CUdeviceptr region = 0, staging = 0, out = 0, base;
+	unsigned long long region = 0, staging = 0, out = 0, base;
 	struct mxa_buffer *buf = NULL;
 	struct mxa_fence *fence = NULL;
-	CUstream s = NULL;
+	void *s = NULL;
 	void *now = NULL;
-	CUresult busy;
+	int busy;
 	int ret;
 
 	random_sources(host, &l);
@@ -333,7 +330,7 @@ static void stream_case(struct mxa_device *dev, uint32_t m, unsigned int skew)
 static void wrap_errors(struct mxa_device *dev)
 {
 	struct mxa_buffer *buf = NULL;
-	CUdeviceptr p = 0, other = 0;
+	unsigned long long p = 0, other = 0;
 	char host[64];
 	void *map;
 
@@ -349,8 +346,8 @@ static void wrap_errors(struct mxa_device *dev)
 	CHECK_RET(mxa_buffer_map(buf, &map), -EOPNOTSUPP);
 	mxa_buffer_free(buf);
 	if (n_gpus >= 2) {
-		CUcontext c1;
-		CUdevice d1;
+		void *c1;
+		int d1;
 
 		CHECK_RET(cu.device_get(&d1, 1), 0);
 		CHECK_RET(cu.primary_ctx(&c1, d1), 0);
@@ -368,7 +365,7 @@ static void wrap_errors(struct mxa_device *dev)
 	/* fp32 source at an odd address: refused, nothing queued. */
 	{
 		struct layout l = layout_of(16);
-		CUdeviceptr r = 0;
+		unsigned long long r = 0;
 
 		CHECK_RET(cu.mem_alloc(&r, l.end + 16), 0);
 		CHECK_RET(mxa_buffer_wrap(dev, (void *)(uintptr_t)(r + 3), l.end, &buf), 0);
