@@ -295,8 +295,9 @@ int mxa_device_set_threads(struct mxa_device *dev, unsigned int threads);
  * device's own stream (every call synchronous); the legacy default stream
  * is cudaStreamLegacy ((void *)1), not NULL.  Work queued before the
  * switch is ordered before work queued after it (no host wait).
- * -EINVAL: dev is NULL; -EOPNOTSUPP: a non-NULL stream on a device without
- * streams (cpu, accel: NULL is accepted and does nothing).
+ * -EINVAL: dev is NULL, or (cuda) stream is not a CUDA stream; -EXDEV: a
+ * stream of another GPU; -EOPNOTSUPP: a non-NULL stream on a device
+ * without streams (cpu, accel: NULL is accepted and does nothing).
  */
 int mxa_device_set_stream(struct mxa_device *dev, void *stream);
 /* The stream set by mxa_device_set_stream(), NULL if none.  -EINVAL: NULL argument. */
