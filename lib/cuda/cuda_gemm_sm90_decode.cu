@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90-decode: C = A B^T with 32 < M <= 64 (16 < M <= 64 when
+ * cuda-mx-sm90-decode: C = A B^T with 32 < M <= 64 (any M <= 64 when
  * forced by MXACCEL_KERNEL), reading B's codes once and converting them in
  * registers.
  *

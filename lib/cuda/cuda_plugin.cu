@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
  * The CUDA backend: "cuda:N" is the N-th CUDA device.  Buffers are device
- * memory (cudaMalloc, never managed memory) without a host mapping; copies
- * go through the device's stream.  Every kernel is queued on that stream
- * (submit) and a fence is a CUDA event recorded after the last one.
+ * memory (cudaMalloc, or the caller's, wrapped; never managed memory)
+ * without a host mapping; copies go through the device's stream.  Every
+ * kernel is queued on that stream (submit) and a fence is a CUDA event
+ * recorded after the last one.  The stream is the device's own, or the
+ * caller's (stream mode: mxa_device_set_stream()), on which synchronous
+ * calls return once queued.
  *
  * Kernels (Documentation/cuda.rst):
  *   cuda-quantize, cuda-dequantize  lib/core on the GPU, bit-exact
  *   cuda-exact      the exact reference GEMM (lib/core on the GPU),
  *                   bit-identical to cpu-exact: EMULATED
- *   cuda-mx-sm90    the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
+ *   cuda-mx-sm90-*  the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
  *                   scales folded into exact operands; fp8 with per-32
- *                   scale promotion): NATIVE
+ *                   scale promotion): NATIVE, one entry per path (skinny,
+ *                   decode, bf16, bf16-ss, fp8, fp8-single, fp8-quad),
+ *                   chosen by cuda_sm90_select.cu's ranges and ranks
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
  *                   the native kernel cannot run
