@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-mx-sm90, decode path: C = A B^T with 32 < M <= 64 (16 < M with
- * MXACCEL_CUDA_SKINNY=0), reading B's codes once and converting them in
+ * cuda-mx-sm90-decode: C = A B^T with 32 < M <= 64 (any M <= 64 when
+ * forced by MXACCEL_KERNEL), reading B's codes once and converting them in
  * registers.
  *
  * Decode is bound by the bytes of the long operand (B, weights), so B gets

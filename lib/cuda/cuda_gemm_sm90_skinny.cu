@@ -27,7 +27,8 @@
  *   mmas, and Y's fragments are laid out to match;
  * - each MX block's partial leaves the tensor cores on its own (two mmas
  *   from zero) and is promoted as in the fp8 kernel:
- *   acc += partial * (2^sx * 2^sy), the scale product formed in fp32;
+ *   acc += partial * (2^sx * 2^sy) by promote_fma() (one exact factor,
+ *   two steps where 2^(sx + sy) is not a normal fp32);
  * - when K is split, each CTA stores its partial tile and the last of a
  *   tile (a counter per tile, which it resets) adds them in range order:
  *   results do not depend on timing.
@@ -450,10 +451,10 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 					/* Rows g, g + 8 of the first pairs, then of the second. */
 					mma_f16<false>(d, fa[0], fb[0], fa[1], fb[1], y[0], y[1]);
 					mma_f16<true>(d, fa[2], fb[2], fa[3], fb[3], y[2], y[3]);
-					acc[j][0] = fmaf(d[0], xa * s.x, acc[j][0]);
-					acc[j][1] = fmaf(d[1], xa * s.y, acc[j][1]);
-					acc[j][2] = fmaf(d[2], xb * s.x, acc[j][2]);
-					acc[j][3] = fmaf(d[3], xb * s.y, acc[j][3]);
+					acc[j][0] = promote_fma(d[0], xa, s.x, acc[j][0]);
+					acc[j][1] = promote_fma(d[1], xa, s.y, acc[j][1]);
+					acc[j][2] = promote_fma(d[2], xb, s.x, acc[j][2]);
+					acc[j][3] = promote_fma(d[3], xb, s.y, acc[j][3]);
 				}
 			}
 		};

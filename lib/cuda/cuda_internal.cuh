@@ -8,11 +8,18 @@
  *                  the exact GEMM (bit-identical to the CPU)
  * cuda_quant_encode.cuh  the fast fp6/fp4 quantize encoders (host and device)
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
- *                  operand preparation, the fp8 kernel (per-32 promotion)
+ *                  each path's launch sequence
+ * cuda_sm90_operand.cu  its operand view: tensor maps, aligned codes,
+ *                  K-major scales, the views the kernels take
+ * cuda_gemm_sm90_fp8.cu  its fp8 kernel (per-32 promotion) and launcher
+ * cuda_sm90_select.cu  which path runs which shape: each path's range and
+ *                  rank, the kernel table's predicates
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
  * cuda_gemm_sm90_decode.cu  its decode kernel (32 < M <= 64)
  * cuda_gemm_sm90_skinny.cu  its skinny kernel (M <= 32)
- * cuda_sm90.cuh    what they share; cuda_sm90_fold.cuh the folding
+ * cuda_sm90.cuh    what they share (PTX helpers, the kernels' argument
+ *                  structures and entry points); cuda_wgmma.cuh the wgmma
+ *                  instructions; cuda_sm90_fold.cuh the folding
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  */
 #ifndef MXA_CUDA_INTERNAL_CUH
@@ -33,7 +40,14 @@ extern const struct mxa_plugin_host *cuda_host;
 
 struct cuda_device {
 	int ordinal;
+	/*
+	 * Where every operation is queued: own_stream, or the caller's
+	 * (mxa_device_set_stream(), user_stream set), on which calls return
+	 * once enqueued.
+	 */
 	cudaStream_t stream;
+	cudaStream_t own_stream;
+	bool user_stream;
 	pthread_mutex_t lock;		/* one submitter at a time */
 	int cc_major, cc_minor;
 	int sms;
@@ -79,9 +93,36 @@ int cuda_f32_to_bf16(struct cuda_device *cd, const float *src, uint32_t cols,
 		     uint32_t rows, uint64_t src_ld, uint16_t *dst,
 		     uint64_t dst_ld, int accumulate);
 
+/*
+ * The native MX GEMM's paths, one kernel-table entry each (Documentation/
+ * cuda.rst): the skinny kernel, the decode kernel, the bf16 kernel with
+ * A converted in registers or by a pre-pass (ss: both operands from
+ * shared memory), the fp8 kernel alone with its three large-M tilings.
+ * The bf16 and decode paths hand the tiles they cannot do exactly to the
+ * fp8 kernel.
+ */
+enum sm90_path {
+	SM90_PATH_SKINNY,
+	SM90_PATH_DECODE,
+	SM90_PATH_BF16,
+	SM90_PATH_BF16_SS,
+	SM90_PATH_FP8,
+	SM90_PATH_FP8_SINGLE,
+	SM90_PATH_FP8_QUAD,
+};
+
 /* cuda_gemm_sm90.cu */
+/* NULL if the device can run the native MX GEMM at all, else why not. */
 const char *cuda_sm90_reject(struct cuda_device *cd);
-int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job);
+int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
+			  enum sm90_path path);
+
+/* cuda_sm90_select.cu: each path's range (NULL: it can run desc) and rank. */
+const char *cuda_sm90_path_reject(struct cuda_device *cd,
+				  const struct mxa_op_desc *desc,
+				  enum sm90_path path);
+int cuda_sm90_path_rank(struct cuda_device *cd, const struct mxa_op_desc *desc,
+			enum sm90_path path);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
  * The CUDA backend: "cuda:N" is the N-th CUDA device.  Buffers are device
- * memory (cudaMalloc, never managed memory) without a host mapping; copies
- * go through the device's stream.  Every kernel is queued on that stream
- * (submit) and a fence is a CUDA event recorded after the last one.
+ * memory (cudaMalloc, or the caller's, wrapped; never managed memory)
+ * without a host mapping; copies go through the device's stream.  Every
+ * kernel is queued on that stream (submit) and a fence is a CUDA event
+ * recorded after the last one.  The stream is the device's own, or the
+ * caller's (stream mode: mxa_device_set_stream()), on which synchronous
+ * calls return once queued.
  *
  * Kernels (Documentation/cuda.rst):
  *   cuda-quantize, cuda-dequantize  lib/core on the GPU, bit-exact
  *   cuda-exact      the exact reference GEMM (lib/core on the GPU),
  *                   bit-identical to cpu-exact: EMULATED
- *   cuda-mx-sm90    the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
+ *   cuda-mx-sm90-*  the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
  *                   scales folded into exact operands; fp8 with per-32
- *                   scale promotion): NATIVE
+ *                   scale promotion): NATIVE, one entry per path (skinny,
+ *                   decode, bf16, bf16-ss, fp8, fp8-single, fp8-quad),
+ *                   chosen by cuda_sm90_select.cu's ranges and ranks
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
  *                   the native kernel cannot run
@@ -21,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <cuda.h>
 
 #include "cuda_internal.cuh"
 
@@ -100,11 +107,12 @@ static int cuda_open(struct mxa_device *dev)
 	cd->cc_minor = prop.minor;
 	cd->sms = prop.multiProcessorCount;
 	cd->smem_optin = (size_t)optin;
-	e = cudaStreamCreateWithFlags(&cd->stream, cudaStreamNonBlocking);
+	e = cudaStreamCreateWithFlags(&cd->own_stream, cudaStreamNonBlocking);
 	if (e != cudaSuccess) {
 		free(cd);
 		return cuda_fail(e, "stream");
 	}
+	cd->stream = cd->own_stream;
 	pthread_mutex_init(&cd->lock, NULL);
 	dev->priv = cd;
 
@@ -131,12 +139,89 @@ static void cuda_close(struct mxa_device *dev)
 	struct cuda_device *cd = cuda_dev(dev);
 
 	cudaSetDevice(cd->ordinal);
+	/* The caller's stream too: the workspace below may be in use on it. */
 	cudaStreamSynchronize(cd->stream);
 	cuda_cublas_release(cd);
 	cudaFree(cd->skinny_ws);
-	cudaStreamDestroy(cd->stream);
+	cudaStreamDestroy(cd->own_stream);
 	pthread_mutex_destroy(&cd->lock);
 	free(cd);
+}
+
+/* The stream operations go to now (set_stream() may change it). */
+static cudaStream_t current_stream(struct cuda_device *cd)
+{
+	cudaStream_t s;
+
+	pthread_mutex_lock(&cd->lock);
+	s = cd->stream;
+	pthread_mutex_unlock(&cd->lock);
+	return s;
+}
+
+/* --- streams ------------------------------------------------------------------ */
+
+/*
+ * Queue later work on the caller's stream (NULL: the device's own).  Work
+ * queued before is ordered before work queued after by an event the new
+ * stream waits for, on the GPU: the skinny kernel's workspace and the
+ * memory pool's blocks move from one stream to the other safely.
+ */
+static int cuda_set_stream(struct mxa_device *dev, void *stream)
+{
+	struct cuda_device *cd = cuda_dev(dev);
+	cudaStream_t next = stream ? (cudaStream_t)stream : cd->own_stream;
+	cudaEvent_t ev;
+	cudaError_t e;
+	int on = -1;
+
+	cudaSetDevice(cd->ordinal);
+	if (stream) {
+		e = cudaStreamGetDevice(next, &on);
+		if (e != cudaSuccess) {
+			cudaGetLastError();
+			return cuda_err(-EINVAL,
+					"device_set_stream: %p is not a CUDA stream: %s",
+					stream, cudaGetErrorString(e));
+		}
+		if (on != cd->ordinal)
+			return cuda_err(-EXDEV,
+					"device_set_stream: the stream belongs to cuda:%d, not %s",
+					on, dev->info.name);
+	}
+	pthread_mutex_lock(&cd->lock);
+	if (next != cd->stream) {
+		e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+		if (e == cudaSuccess) {
+			e = cudaEventRecord(ev, cd->stream);
+			if (e == cudaSuccess)
+				e = cudaStreamWaitEvent(next, ev, 0);
+			/* Released once it has completed. */
+			cudaEventDestroy(ev);
+		}
+		if (e != cudaSuccess) {
+			pthread_mutex_unlock(&cd->lock);
+			return cuda_fail(e, "device_set_stream: ordering the streams");
+		}
+	}
+	cd->stream = next;
+	cd->user_stream = stream != NULL;
+	pthread_mutex_unlock(&cd->lock);
+	cuda_dbg("%s: operations go to %s", dev->info.name,
+		 stream ? "the caller's stream, without waiting" :
+			  "the device's own stream, synchronously");
+	return 0;
+}
+
+static void *cuda_get_stream(struct mxa_device *dev)
+{
+	struct cuda_device *cd = cuda_dev(dev);
+	void *s;
+
+	pthread_mutex_lock(&cd->lock);
+	s = cd->user_stream ? (void *)cd->stream : NULL;
+	pthread_mutex_unlock(&cd->lock);
+	return s;
 }
 
 /* --- buffers --------------------------------------------------------------- */
@@ -152,7 +237,7 @@ static int cuda_buf_alloc(struct mxa_buffer *buf)
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cudaMalloc");
 	/* Contents start zeroed; later work on the stream is ordered after. */
-	e = cudaMemsetAsync(p, 0, buf->size, cd->stream);
+	e = cudaMemsetAsync(p, 0, buf->size, current_stream(cd));
 	if (e != cudaSuccess) {
 		cudaFree(p);
 		return cuda_fail(e, "cudaMemsetAsync");
@@ -168,36 +253,115 @@ static void cuda_buf_free(struct mxa_buffer *buf)
 
 	cudaSetDevice(cd->ordinal);
 	/* Work queued on the buffer finishes first. */
-	cudaStreamSynchronize(cd->stream);
+	cudaStreamSynchronize(current_stream(cd));
 	cudaFree(buf->priv);
+}
+
+typedef CUresult (*address_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
+static pthread_once_t range_once = PTHREAD_ONCE_INIT;
+static address_range_fn address_range;
+
+static void range_load(void)
+{
+	cudaDriverEntryPointQueryResult q;
+	void *fn = NULL;
+
+	if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
+					     cudaEnableDefault, &q) == cudaSuccess &&
+	    q == cudaDriverEntryPointSuccess)
+		address_range = (address_range_fn)fn;
+}
+
+/*
+ * mxa_buffer_wrap(): ptr must be device memory of this GPU (not host,
+ * pinned, managed or unknown memory), and ptr + size inside one of its
+ * allocations.  The memory stays the caller's: buf_free is never called
+ * for a wrapped buffer.
+ */
+static int cuda_buf_wrap(struct mxa_buffer *buf, void *ptr)
+{
+	struct cuda_device *cd = cuda_dev(buf->dev);
+	const char *name = buf->dev->info.name;
+	cudaPointerAttributes a;
+	CUdeviceptr base = 0;
+	size_t extent = 0;
+	cudaError_t e;
+
+	cudaSetDevice(cd->ordinal);
+	e = cudaPointerGetAttributes(&a, ptr);
+	if (e != cudaSuccess) {
+		cudaGetLastError();
+		return cuda_err(-EINVAL, "buffer_wrap: %p on %s: %s", ptr, name,
+				cudaGetErrorString(e));
+	}
+	switch (a.type) {
+	case cudaMemoryTypeDevice:
+		break;
+	case cudaMemoryTypeManaged:
+		return cuda_err(-EINVAL,
+				"buffer_wrap: %p is managed memory; %s wraps device memory (cudaMalloc) only",
+				ptr, name);
+	case cudaMemoryTypeHost:
+		return cuda_err(-EINVAL,
+				"buffer_wrap: %p is pinned host memory; %s wraps device memory (cudaMalloc) only",
+				ptr, name);
+	default:
+		return cuda_err(-EINVAL,
+				"buffer_wrap: %p is host or unknown memory, not device memory of %s",
+				ptr, name);
+	}
+	if (a.device != cd->ordinal)
+		return cuda_err(-EXDEV,
+				"buffer_wrap: %p is memory of cuda:%d, not of %s",
+				ptr, a.device, name);
+	pthread_once(&range_once, range_load);
+	if (address_range &&
+	    address_range(&base, &extent, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS &&
+	    (uintptr_t)ptr - base + buf->size > extent)
+		return cuda_err(-EINVAL,
+				"buffer_wrap: %zu bytes at %p run past the end of its allocation (%zu bytes from %p)",
+				buf->size, ptr, extent, (void *)(uintptr_t)base);
+	buf->priv = ptr;
+	buf->host = NULL;
+	return 0;
 }
 
 static int cuda_buf_copy(struct mxa_buffer *buf, size_t offset, void *host,
 			 size_t size, bool to_device)
 {
 	struct cuda_device *cd = cuda_dev(buf->dev);
+	cudaStream_t s = current_stream(cd);
 	cudaError_t e;
 
 	cudaSetDevice(cd->ordinal);
 	/* On the stream, so that copies are ordered with queued kernels. */
 	if (to_device)
 		e = cudaMemcpyAsync(cuda_ptr(buf, offset), host, size,
-				    cudaMemcpyHostToDevice, cd->stream);
+				    cudaMemcpyHostToDevice, s);
 	else
 		e = cudaMemcpyAsync(host, cuda_ptr(buf, offset), size,
-				    cudaMemcpyDeviceToHost, cd->stream);
+				    cudaMemcpyDeviceToHost, s);
 	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(cd->stream);
+		e = cudaStreamSynchronize(s);
 	return e == cudaSuccess ? 0 : cuda_fail(e, "copy");
 }
 
 /* --- kernels ----------------------------------------------------------------- */
 
+/* One per path of the native GEMM (cuda_sm90_select.cu). */
+template <enum sm90_path P>
 static const char *reject_sm90(struct mxa_device *dev,
 			       const struct mxa_op_desc *desc)
 {
-	(void)desc;
-	return cuda_sm90_reject(cuda_dev(dev));
+	const char *no = cuda_sm90_reject(cuda_dev(dev));
+
+	return no ? no : cuda_sm90_path_reject(cuda_dev(dev), desc, P);
+}
+
+template <enum sm90_path P>
+static int rank_sm90(struct mxa_device *dev, const struct mxa_op_desc *desc)
+{
+	return cuda_sm90_path_rank(cuda_dev(dev), desc, P);
 }
 
 static const char *reject_cublas(struct mxa_device *dev,
@@ -212,10 +376,28 @@ enum {
 	K_QUANTIZE,
 	K_DEQUANTIZE,
 	K_EXACT,
-	K_SM90,
+	K_SM90_SKINNY,
+	K_SM90_DECODE,
+	K_SM90_BF16,
+	K_SM90_BF16_SS,
+	K_SM90_FP8,
+	K_SM90_FP8_SINGLE,
+	K_SM90_FP8_QUAD,
 	K_CUBLAS,
 	K_QUANTIZE_COLWISE,
 };
+
+/* A path of the native GEMM as a kernel-table entry. */
+#define SM90_KERNEL(kname, path, text) {				\
+		.name = kname,						\
+		.summary = text,					\
+		.op = MXA_OP_GEMM,					\
+		.native = true,						\
+		.exact = false,						\
+		.rank = 0,						\
+		.reject = reject_sm90<path>,				\
+		.rank_for = rank_sm90<path>,				\
+	}
 
 /* In the order of the enum above (C++ has no array designators). */
 static const struct mxa_kernel cuda_kernels[] = {
@@ -247,15 +429,21 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.exact = true,
 		.rank = 0,
 	},
-	{	/* K_SM90 */
-		.name = "cuda-mx-sm90",
-		.summary = "fused MX GEMM for sm_90a: TMA + wgmma bf16 on exact operands with the per-32 scales folded in (fp8 with per-32 fp32 promotion where they cannot be) (Documentation/cuda.rst)",
-		.op = MXA_OP_GEMM,
-		.native = true,
-		.exact = false,
-		.rank = 10,
-		.reject = reject_sm90,
-	},
+	/* K_SM90_SKINNY ... K_SM90_FP8_QUAD: the native GEMM's paths. */
+	SM90_KERNEL("cuda-mx-sm90-skinny", SM90_PATH_SKINNY,
+		    "native MX GEMM for M <= 32 (decode): the skinny kernel streams B once with split K, mma on exact fp16 operands with per-32 scale promotion (Documentation/cuda.rst)"),
+	SM90_KERNEL("cuda-mx-sm90-decode", SM90_PATH_DECODE,
+		    "native MX GEMM for 16 < M <= 64: the decode kernel, TMA + wgmma on bf16 operands with the per-32 scales folded in exactly; the fp8 kernel for tiles that cannot be folded (Documentation/cuda.rst)"),
+	SM90_KERNEL("cuda-mx-sm90-bf16", SM90_PATH_BF16,
+		    "native MX GEMM for M > 64: TMA + wgmma bf16 on exact operands with the per-32 scales folded in, A converted in registers; the fp8 kernel for tiles that cannot be folded (Documentation/cuda.rst)"),
+	SM90_KERNEL("cuda-mx-sm90-bf16-ss", SM90_PATH_BF16_SS,
+		    "native MX GEMM for M > 64: as cuda-mx-sm90-bf16 with A converted by a pre-pass too (chosen for fp4/fp6 A on grids of two waves or more) (Documentation/cuda.rst)"),
+	SM90_KERNEL("cuda-mx-sm90-fp8", SM90_PATH_FP8,
+		    "native MX GEMM, any shape: TMA + wgmma fp8 (fp6/fp4 re-encoded exactly) with per-32 fp32 scale promotion (Documentation/cuda.rst)"),
+	SM90_KERNEL("cuda-mx-sm90-fp8-single", SM90_PATH_FP8_SINGLE,
+		    "native MX GEMM for M > 64: the fp8 kernel with one partial in flight (tuning; MXACCEL_KERNEL only)"),
+	SM90_KERNEL("cuda-mx-sm90-fp8-quad", SM90_PATH_FP8_QUAD,
+		    "native MX GEMM for M > 64: the fp8 kernel with four 64 x 64 consumer warpgroups (tuning; MXACCEL_KERNEL only)"),
 	{	/* K_CUBLAS */
 		.name = "cuda-dequant-cublas",
 		.summary = "dequantize to bf16, then a cuBLAS bf16 GEMM with fp32 accumulation (torchao's emulated path)",
@@ -286,8 +474,15 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_dequantize(cd, &w->job);
 	case K_EXACT:
 		return cuda_launch_gemm_exact(cd, &w->job);
-	case K_SM90:
-		return cuda_launch_gemm_sm90(cd, &w->job);
+	case K_SM90_SKINNY:
+	case K_SM90_DECODE:
+	case K_SM90_BF16:
+	case K_SM90_BF16_SS:
+	case K_SM90_FP8:
+	case K_SM90_FP8_SINGLE:
+	case K_SM90_FP8_QUAD:
+		return cuda_launch_gemm_sm90(cd, &w->job, (enum sm90_path)
+					     (w->kernel - cuda_kernels - K_SM90_SKINNY));
 	case K_CUBLAS:
 		return cuda_launch_gemm_cublas(cd, &w->job);
 	case K_QUANTIZE_COLWISE:
@@ -357,18 +552,66 @@ static const struct mxa_fence_ops cuda_fence_ops = {
 };
 
 /*
- * Queue works in order on the device's stream and record an event after
- * the last.  A launch that fails stops the batch: what was queued before it
- * still runs, and the fence is waited for before the error returns.
+ * The kernels read and write fp32 / bf16 matrices in whole elements: the
+ * library checks offsets and strides against the buffer, this checks the
+ * address, which a wrapped buffer (any base) can leave misaligned.  MX
+ * codes and scales may sit anywhere (the GEMM copies operands the tensor
+ * memory accelerator cannot read in place to aligned scratch).
+ */
+static int check_dense_aligned(const struct mxa_work *w)
+{
+	const struct mxa_dense *d = &w->job.dense;
+	size_t es = d->dtype == MXA_DTYPE_BF16 ? 2 : 4;
+	const char *what = w->job.op == MXA_OP_GEMM ? "C" :
+			   w->job.op == MXA_OP_DEQUANTIZE ? "dst" : "src";
+	uintptr_t at = (uintptr_t)cuda_ptr(d->buf, d->offset);
+
+	if (at % es)
+		return cuda_err(-EINVAL,
+				"%s: %s at device address %p is not %zu-byte aligned (a wrapped buffer's base plus offset must be)",
+				w->kernel->name, what, (void *)at, es);
+	return 0;
+}
+
+/*
+ * Queue works in order on the device's stream; cd->lock is held.  A launch
+ * that fails stops the batch: what was queued before it still runs.
+ */
+static int queue(struct cuda_device *cd, const struct mxa_work *works,
+		 unsigned int count)
+{
+	unsigned int i;
+	cudaError_t e;
+	int ret = 0;
+
+	for (i = 0; i < count && !ret; i++)
+		ret = check_dense_aligned(&works[i]);
+	if (ret)
+		return ret;
+	cudaSetDevice(cd->ordinal);
+	for (i = 0; i < count && !ret; i++) {
+		ret = launch(cd, &works[i]);
+		if (!ret) {
+			e = cudaGetLastError();
+			if (e != cudaSuccess)
+				ret = cuda_fail(e, works[i].kernel->name);
+		}
+	}
+	return ret;
+}
+
+/*
+ * Queue works and record an event after the last (the fence).  On an
+ * error the fence is waited for before the error returns.
  */
 static int cuda_submit(struct mxa_device *dev, const struct mxa_work *works,
 		       unsigned int count, struct mxa_fence **out)
 {
 	struct cuda_device *cd = cuda_dev(dev);
 	struct cuda_fence *f;
-	unsigned int i;
+	cudaStream_t s;
 	cudaError_t e;
-	int ret = 0;
+	int ret;
 
 	f = (struct cuda_fence *)calloc(1, sizeof(*f));
 	if (!f)
@@ -383,18 +626,12 @@ static int cuda_submit(struct mxa_device *dev, const struct mxa_work *works,
 		free(f);
 		return cuda_fail(e, "cudaEventCreate");
 	}
-	for (i = 0; i < count && !ret; i++) {
-		ret = launch(cd, &works[i]);
-		if (!ret) {
-			e = cudaGetLastError();
-			if (e != cudaSuccess)
-				ret = cuda_fail(e, works[i].kernel->name);
-		}
-	}
-	e = cudaEventRecord(f->ev, cd->stream);
+	ret = queue(cd, works, count);
+	s = cd->stream;
+	e = cudaEventRecord(f->ev, s);
 	pthread_mutex_unlock(&cd->lock);
 	if (e != cudaSuccess) {
-		cudaStreamSynchronize(cd->stream);
+		cudaStreamSynchronize(s);
 		cudaEventDestroy(f->ev);
 		free(f);
 		return ret ? ret : cuda_fail(e, "cudaEventRecord");
@@ -407,6 +644,33 @@ static int cuda_submit(struct mxa_device *dev, const struct mxa_work *works,
 	return 0;
 }
 
+/*
+ * A synchronous call: on the device's own stream, queue and wait; on the
+ * caller's stream (stream mode), return once queued, without an event or
+ * any host wait: the caller's stream orders what follows.
+ */
+static int cuda_submit_wait(struct mxa_device *dev,
+			    const struct mxa_work *works, unsigned int count)
+{
+	struct cuda_device *cd = cuda_dev(dev);
+	cudaStream_t s;
+	cudaError_t e;
+	bool user;
+	int ret;
+
+	pthread_mutex_lock(&cd->lock);
+	ret = queue(cd, works, count);
+	s = cd->stream;
+	user = cd->user_stream;
+	pthread_mutex_unlock(&cd->lock);
+	if (user && !ret)
+		return 0;
+	e = cudaStreamSynchronize(s);
+	if (!ret && e != cudaSuccess)
+		ret = cuda_fail(e, "job");
+	return ret;
+}
+
 static const struct mxa_backend cuda_backend = {
 	.name = "cuda",
 	.wraps_host = false,
@@ -417,6 +681,10 @@ static const struct mxa_backend cuda_backend = {
 	.buf_free = cuda_buf_free,
 	.buf_copy = cuda_buf_copy,
 	.submit = cuda_submit,
+	.submit_wait = cuda_submit_wait,
+	.buf_wrap = cuda_buf_wrap,
+	.set_stream = cuda_set_stream,
+	.get_stream = cuda_get_stream,
 	.kernels = cuda_kernels,
 	.n_kernels = sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),
 };

@@ -232,6 +232,25 @@ static __device__ __forceinline__ float e8m0_to_f32(uint32_t s)
 			       s == 0xff ? 0x7fc00000u : s << 23);
 }
 
+/*
+ * acc + p * (sa * sb), sa and sb E8M0 scales as e8m0_to_f32() gives them:
+ * the promotion of one MX block's partial.  Where the scale product is a
+ * normal fp32 it is one exact factor.  Else (2^254 overflows, 2^-254 and
+ * 2^-127 * 1 are not normal, a NaN scale) p is scaled in two steps, sa
+ * first: a zero block stays 0 and an infinite one infinite, a finite
+ * result overflows only where p * 2^(sa + sb) does, and one below fp32's
+ * normal range loses only what its own rounding there loses (sb <= 1
+ * then).  Selects, not a branch: the consumers stay converged.
+ */
+static __device__ __forceinline__ float promote_fma(float p, float sa, float sb,
+						    float acc)
+{
+	const float s = sa * sb;
+	const bool one = s >= 0x1p-126f && s <= 0x1p127f;
+
+	return fmaf(one ? p : p * sa, one ? s : sb, acc);
+}
+
 /* e2m3 (bits 0-5) -> e4m3 byte of value 2^-6 times; four per word. */
 static __device__ __forceinline__ uint32_t e2m3_to_e4m3(uint32_t x)
 {
@@ -268,6 +287,42 @@ static __device__ __forceinline__ uint2 e2m1x8_to_e4m3(uint32_t v)
  * Tile of the bf16 kernel: BM rows of A by BN rows of B, K in chunks of
  * KC elements (two MX blocks).
  */
+/* --- the fp8 kernel (cuda_gemm_sm90_fp8.cu) ---------------------------------------- */
+
+struct sm90_fp8_operand {
+	uint32_t rows, blocks;
+	int conv;
+};
+
+struct sm90_fp8_params {
+	struct sm90_fp8_operand a, b;		/* as the kernel sees them (swapped) */
+	struct sm90_c out;
+	uint32_t tiles_m, tiles_n;
+	int transposed;			/* C[j][i] = D[i][j] */
+	float post;			/* 2^(fa + fb) */
+	/*
+	 * Where not NULL: compute only the *list_count tiles in list (m *
+	 * tiles_n + n), those the bf16 kernel left, with a persistent grid.
+	 */
+	const uint32_t *list, *list_count;
+};
+
+/* An operand as the fp8 kernel sees it (its fp6/fp4 re-encoding). */
+struct sm90_fp8_operand sm90_fp8_operand_of(const struct mxa_matrix *m);
+/*
+ * Tile configurations: 0 two consumer warpgroups with two partials in
+ * flight (128 x 128), 1 the same with one partial, 2 four consumer
+ * warpgroups of 64 x 64, 3 and 4 the swapped small-M tiles 64 x 64 and
+ * 64 x 16.  Rows of A and of B per tile:
+ */
+int sm90_fp8_tile_m(int cfg);
+int sm90_fp8_tile_n(int cfg);
+/* Dynamic shared memory of the largest configuration. */
+int sm90_fp8_smem(void);
+/* maps: A's and B's codes, A's and B's K-major scales. */
+int sm90_launch_fp8(struct cuda_device *cd, int cfg, bool e5m2_a, bool e5m2_b,
+		    const CUtensorMap *maps, const struct sm90_fp8_params &p);
+
 enum { SM90_BF16_BM = 128, SM90_BF16_BN = 256, SM90_BF16_KC = 64 };
 
 /* Element types as the bf16 kernel converts them. */
@@ -380,5 +435,50 @@ struct sm90_skinny_args {
 };
 
 int sm90_launch_skinny(struct cuda_device *cd, const struct sm90_skinny_args &p);
+
+
+/* --- the operand view (cuda_sm90_operand.cu) --------------------------------------- */
+
+/* NULL if the driver can encode tensor maps and runs the sm_90a code. */
+const char *sm90_operand_reject(void);
+/* rows x row_bytes bytes, row stride `stride`, boxes of box_x x box_y. */
+int sm90_make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
+		  uint64_t rows, uint64_t stride, uint32_t box_x, uint32_t box_y,
+		  CUtensorMapSwizzle swizzle);
+/* log2 of element value / e4m3 byte value after the fp6/fp4 re-encoding. */
+int sm90_shift_of(enum mxa_elem e);
+/*
+ * m's codes 16-byte aligned: in place when they are, else copied into
+ * stream-ordered scratch (*scratch, freed by the caller after the launch).
+ */
+int sm90_aligned_data(struct cuda_device *cd, const struct mxa_matrix *m,
+		      const uint8_t **data, uint64_t *stride, void **scratch);
+/*
+ * m's scales K-major, [blocks][rows_pad], in stream-ordered scratch (freed
+ * by the caller); with rmax each row's largest scale but NaN after them
+ * (sm90_rmax_of()); nothing is done unless *only_if where only_if is set.
+ */
+int sm90_kmajor_scales(struct cuda_device *cd, const struct mxa_matrix *m,
+		       bool rmax, const uint32_t *only_if, void **scratch,
+		       uint32_t *rows_pad);
+const uint32_t *sm90_rmax_of(const void *scratch, const struct mxa_matrix *m);
+enum sm90_elem sm90_elem_of(enum mxa_elem e);
+uint64_t sm90_row_bytes(const struct mxa_matrix *m);
+/* m's codes in boxes of SM90_BF16_KC elements by box_rows rows. */
+int sm90_map_codes(CUtensorMap *map, const struct mxa_matrix *m,
+		   const uint8_t *data, uint64_t stride, uint32_t box_rows);
+/* The bf16 operand sm90_prep_bf16(p) writes, in boxes of KC by box_rows. */
+int sm90_map_prepped(CUtensorMap *map, const struct sm90_prep_args &p,
+		     uint32_t box_rows);
+struct sm90_prep_args sm90_prep_args_of(const struct mxa_matrix *y,
+					const uint8_t *yd, uint64_t ys,
+					const void *ysc, const uint32_t *rmax,
+					uint8_t *out, uint32_t *bad_tiles,
+					uint32_t tile_shift);
+/* The job's C as the kernels write it. */
+struct sm90_c sm90_c_of(const struct mxa_job *job);
+/* One operand as the decode and skinny kernels read it. */
+struct sm90_mx_operand sm90_mx_operand_of(const struct mxa_matrix *m,
+					  const uint8_t *data, uint64_t stride);
 
 #endif /* MXA_CUDA_SM90_CUH */

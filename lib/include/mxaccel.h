@@ -291,6 +291,24 @@ int mxa_device_info(struct mxa_device *dev, struct mxa_device_info *out);
  * -EOPNOTSUPP on devices without worker threads.
  */
 int mxa_device_set_threads(struct mxa_device *dev, unsigned int threads);
+/*
+ * Stream mode (0.2).  On a cuda device, every later operation on dev is
+ * enqueued on `stream` (a cudaStream_t of dev's GPU, e.g. PyTorch's
+ * torch.cuda.current_stream().cuda_stream) and returns once enqueued,
+ * without synchronising the host: ordering with the caller's other work
+ * comes from the stream, and mxa_gemm_async()'s fence is an event
+ * recorded on it.  mxa_buffer_read/write and mxa_buffer_free of a buffer
+ * mxa_buffer_alloc() made still wait for the stream.  NULL restores the
+ * device's own stream (every call synchronous); the legacy default stream
+ * is cudaStreamLegacy ((void *)1), not NULL.  Work queued before the
+ * switch is ordered before work queued after it (no host wait).
+ * -EINVAL: dev is NULL, or (cuda) stream is not a CUDA stream; -EXDEV: a
+ * stream of another GPU; -EOPNOTSUPP: a non-NULL stream on a device
+ * without streams (cpu, accel: NULL is accepted and does nothing).
+ */
+int mxa_device_set_stream(struct mxa_device *dev, void *stream);
+/* The stream set by mxa_device_set_stream(), NULL if none.  -EINVAL: NULL argument. */
+int mxa_device_get_stream(struct mxa_device *dev, void **stream);
 
 unsigned int mxa_backend_count(void);
 int mxa_backend_info(unsigned int index, struct mxa_backend_info *out);
@@ -300,7 +318,21 @@ int mxa_backend_info(unsigned int index, struct mxa_backend_info *out);
 /* -EINVAL: NULL argument or size 0; -ENOMEM.  Contents start zeroed. */
 int mxa_buffer_alloc(struct mxa_device *dev, size_t size,
 		     struct mxa_buffer **out);
-/* Wrap caller memory (host-visible devices only); the caller keeps it alive. */
+/*
+ * Wrap caller memory as a buffer of dev without copying: host memory on
+ * host-visible devices (cpu), a device pointer of that GPU on cuda:N
+ * (cudaMalloc, cudaMallocAsync or a PyTorch tensor's data_ptr()).  The
+ * caller keeps the memory alive until every operation using the buffer
+ * has completed; mxa_buffer_free() of a wrapped buffer never frees it.
+ * On cuda, fp32 / bf16 matrices must sit at addresses aligned to their
+ * element size (else the operation fails with -EINVAL naming the operand,
+ * before anything runs); MX codes and scales may sit anywhere (GEMM
+ * operands not 16-byte aligned, base and row stride, are copied to
+ * aligned scratch first, at a cost).  -EINVAL: NULL argument, size 0,
+ * or (cuda) host, managed or unregistered memory; -EXDEV: memory of
+ * another GPU; -EOPNOTSUPP: a device that cannot wrap memory (accel:
+ * share a dma-buf instead).
+ */
 int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
 		    struct mxa_buffer **out);
 void mxa_buffer_free(struct mxa_buffer *buf);

@@ -46,6 +46,13 @@ struct mxa_kernel {
 			      const struct mxa_op_desc *desc);
 	/* Run synchronously; NULL for kernels the backend queues (submit). */
 	int (*run)(struct mxa_device *dev, const struct mxa_job *job);
+	/*
+	 * Optional: the rank for this request where it depends on the shape
+	 * (a kernel measured faster on some shapes than another that can run
+	 * them too); NULL: rank.
+	 */
+	int (*rank_for)(struct mxa_device *dev,
+			const struct mxa_op_desc *desc);
 };
 
 /* A validated job and the kernel it resolved to. */
@@ -100,6 +107,14 @@ struct mxa_backend {
 	int (*buf_import)(struct mxa_buffer *buf, int fd);
 	/* Optional: worker threads of the device. */
 	int (*set_threads)(struct mxa_device *dev, unsigned int threads);
+	/*
+	 * Optional: wrap caller memory that is not host memory (a CUDA
+	 * device pointer): check ptr for buf->dev, set buf->priv.
+	 */
+	int (*buf_wrap)(struct mxa_buffer *buf, void *ptr);
+	/* Optional: the caller's queue for later work (NULL: the device's own). */
+	int (*set_stream)(struct mxa_device *dev, void *stream);
+	void *(*get_stream)(struct mxa_device *dev);
 	const struct mxa_kernel *kernels;
 	unsigned int n_kernels;
 };

@@ -44,7 +44,7 @@ MXA_EXPORT int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
 	*out = NULL;
 	if (!size)
 		return mxa__err(-EINVAL, "buffer_wrap: size is 0");
-	if (!dev->backend->wraps_host)
+	if (!dev->backend->wraps_host && !dev->backend->buf_wrap)
 		return mxa__err(-EOPNOTSUPP,
 				"buffer_wrap: %s cannot use host memory; allocate its buffers",
 				dev->info.name);
@@ -53,8 +53,18 @@ MXA_EXPORT int mxa_buffer_wrap(struct mxa_device *dev, void *ptr, size_t size,
 		return -ENOMEM;
 	buf->dev = dev;
 	buf->size = size;
-	buf->host = ptr;
 	buf->wrapped = true;
+	if (dev->backend->buf_wrap) {
+		/* Device memory (cuda): the backend checks it is dev's own. */
+		int ret = dev->backend->buf_wrap(buf, ptr);
+
+		if (ret) {
+			free(buf);
+			return ret;
+		}
+	} else {
+		buf->host = ptr;
+	}
 	*out = buf;
 	return 0;
 }

@@ -184,3 +184,26 @@ MXA_EXPORT int mxa_device_set_threads(struct mxa_device *dev,
 				dev->info.name);
 	return dev->backend->set_threads(dev, threads);
 }
+
+MXA_EXPORT int mxa_device_set_stream(struct mxa_device *dev, void *stream)
+{
+	if (!dev)
+		return mxa__err(-EINVAL, "device_set_stream: dev is NULL");
+	if (!dev->backend->set_stream) {
+		if (!stream)
+			return 0;
+		return mxa__err(-EOPNOTSUPP,
+				"device_set_stream: %s has no streams (only NULL is accepted)",
+				dev->info.name);
+	}
+	return dev->backend->set_stream(dev, stream);
+}
+
+MXA_EXPORT int mxa_device_get_stream(struct mxa_device *dev, void **stream)
+{
+	if (!dev || !stream)
+		return mxa__err(-EINVAL, "device_get_stream: NULL argument");
+	*stream = dev->backend->get_stream ? dev->backend->get_stream(dev) :
+		  NULL;
+	return 0;
+}

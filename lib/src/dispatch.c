@@ -233,6 +233,7 @@ static int walk(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	const struct mxa_backend *b = dev->backend;
 	const struct mxa_kernel *best = NULL;
 	const char *why = NULL;
+	int rank, best_rank = 0;
 	char what[64];
 	unsigned int i;
 
@@ -247,8 +248,11 @@ static int walk(struct mxa_device *dev, const struct mxa_op_desc *desc,
 			why = no;
 			continue;
 		}
-		if (!best || k->rank > best->rank)
+		rank = k->rank_for ? k->rank_for(dev, desc) : k->rank;
+		if (!best || rank > best_rank) {
 			best = k;
+			best_rank = rank;
+		}
 	}
 	if (best) {
 		*out = best;

@@ -108,6 +108,10 @@ static void load(void)
 	b->buf_export = p->buf_export;
 	b->buf_import = p->buf_import;
 	b->set_threads = p->set_threads;
+	b->submit_wait = p->submit_wait;
+	b->buf_wrap = p->buf_wrap;
+	b->set_stream = p->set_stream;
+	b->get_stream = p->get_stream;
 	b->kernels = p->kernels;
 	b->n_kernels = p->n_kernels;
 	plugin = p;

@@ -18,7 +18,11 @@
 /* Bump on any change to this file or to the structures of backend.h. */
 /* 2: struct mxa_matrix grew (0.2); geometry comes from mxcore_geom.h. */
 /* 3: struct mxa_job grew (groups, for mxa_gemm_grouped()). */
-#define MXA_PLUGIN_ABI 3
+/*
+ * 4: the backend has buf_wrap, set_stream and get_stream, a kernel
+ * rank_for; submit_wait is copied.
+ */
+#define MXA_PLUGIN_ABI 4
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 

@@ -46,6 +46,17 @@ if has test; then
 	"$build"/bin/mxaccel info >>"$sum" 2>&1
 	MXACCEL_BUILD=$build tests/run-tests.sh "$build"/tests/test_* 2>&1 | tee -a "$sum"
 	cat "$build"/test-logs/test_cuda_*.log >"$out/tests.log" 2>&1
+	# The generic library tests that take a device, on the GPU.
+	log "library tests on cuda:0"
+	for t in test_special test_native_bound test_nvfp4 test_colwise \
+		 test_golden test_api_buffers test_api_devices test_api_plan \
+		 test_api_gemm_validation test_api_quantize_validation; do
+		[ -x "$build/tests/$t" ] || continue
+		MXACCEL_TEST_DEVICE=cuda:0 "$build/tests/$t" >"$out/$t.cuda.log" 2>&1
+		rc=$?
+		echo "$t on cuda:0: exit $rc ($(tail -n 1 "$out/$t.cuda.log"))" | tee -a "$sum"
+		[ $rc = 0 ] || grep -m 8 FAIL "$out/$t.cuda.log" | tee -a "$sum"
+	done
 	grep -h "worst\|bit-identical\|compared\|NATIVE\|cublas" "$out/tests.log" >>"$sum"
 fi
 
@@ -75,11 +86,11 @@ if has bench; then
 		--gemm 32x14336x4096 --gemm 64x14336x4096 --gemm 16x4096x14336 \
 		--quant 16384x8192 \
 		2>&1 | tee -a "$sum"
-	MXACCEL_CUDA_SKINNY=0 "$build"/tests/cuda_bench --gemm 16x14336x4096 \
-		--gemm 32x14336x4096 2>&1 | sed "s/^/no skinny: /" | tee -a "$sum"
-	for tile in single quad; do
-		MXACCEL_CUDA_TILE=$tile "$build"/tests/cuda_bench --gemm 8192x8192x8192 \
-			--gemm 4096x14336x4096 2>&1 | sed "s/^/tile $tile: /" | tee -a "$sum"
+	MXACCEL_KERNEL=cuda-mx-sm90-decode "$build"/tests/cuda_bench --gemm 16x14336x4096 \
+		--gemm 32x14336x4096 2>&1 | sed "s/^/decode: /" | tee -a "$sum"
+	for k in fp8 fp8-single fp8-quad; do
+		MXACCEL_KERNEL=cuda-mx-sm90-$k "$build"/tests/cuda_bench --gemm 8192x8192x8192 \
+			--gemm 4096x14336x4096 2>&1 | sed "s/^/$k: /" | tee -a "$sum"
 	done
 fi
 

@@ -7,7 +7,9 @@
  *   pairs, scales over the whole E8M0 range (0xff included), NaN and Inf
  *   codes, offsets, strides, swizzled scales, fp32 and bf16 C, with and
  *   without accumulation, and batches on one fence;
- * - cuda-mx-sm90 (NATIVE, where the device is sm_90) and
+ * - the native paths cuda-mx-sm90-* (NATIVE, where the device is sm_90:
+ *   whichever the kernel table picks per shape, then each forced by
+ *   MXACCEL_KERNEL on the shapes it runs) and
  *   cuda-dequant-cublas stay within their stated bounds
  *   (Documentation/cuda.rst):
  *
@@ -34,7 +36,7 @@ static bool have_native, have_cublas;
 /* The bounds the kernels state (Documentation/cuda.rst). */
 static double gamma_of(const char *kernel, uint32_t k)
 {
-	if (!strcmp(kernel, "cuda-mx-sm90"))
+	if (!strcmp(kernel, "native") || !strncmp(kernel, "cuda-mx-sm90", 12))
 		return 0x1p-9 + (k / 32 + 1) * 0x1p-24;
 	return (k + 1) * 0x1p-23;	/* cuda-dequant-cublas */
 }
@@ -521,6 +523,84 @@ static void check_batch(void)
 	}
 }
 
+/* Which path the kernel table picks per shape, and the forcing rules. */
+static void check_paths(struct mxa_op_desc *d)
+{
+	static const struct {
+		uint32_t m, n;
+		enum mxa_elem a;
+		const char *kernel;
+	} want[] = {
+		{ 1, 4096, MXA_ELEM_E4M3, "cuda-mx-sm90-skinny" },
+		{ 32, 4096, MXA_ELEM_E4M3, "cuda-mx-sm90-skinny" },
+		{ 33, 4096, MXA_ELEM_E4M3, "cuda-mx-sm90-decode" },
+		{ 64, 4096, MXA_ELEM_E2M1, "cuda-mx-sm90-decode" },
+		{ 65, 4096, MXA_ELEM_E4M3, "cuda-mx-sm90-bf16" },
+		{ 8192, 8192, MXA_ELEM_E4M3, "cuda-mx-sm90-bf16" },
+		/* fp4 A on a grid of two waves or more: A by the pre-pass. */
+		{ 8192, 8192, MXA_ELEM_E2M1, "cuda-mx-sm90-bf16-ss" },
+		{ 256, 256, MXA_ELEM_E2M1, "cuda-mx-sm90-bf16" },
+	};
+	struct mxa_plan p;
+	unsigned int i;
+
+	for (i = 0; i < TEST_ARRAY_SIZE(want); i++) {
+		d->m = want[i].m;
+		d->n = want[i].n;
+		d->a_elem = want[i].a;
+		d->b_elem = want[i].a;
+		CHECK_RET(mxa_plan(cuda, d, MXA_PREF_AUTO, &p), 0);
+		CHECK(!strcmp(p.kernel, want[i].kernel),
+		      "AUTO plans %s for M %u N %u %s, want %s (%s)", p.kernel,
+		      d->m, d->n, test_elem(d->a_elem)->name, want[i].kernel,
+		      p.reason);
+		CHECK_RET(mxa_plan(cuda, d, MXA_PREF_NATIVE, &p), 0);
+		CHECK(!strcmp(p.kernel, want[i].kernel), "NATIVE plans %s",
+		      p.kernel);
+	}
+	printf("plan M %u N %u %s: %s: %s\n", d->m, d->n, test_elem(d->a_elem)->name,
+	       p.kernel, p.reason);
+	/* Forced outside its range: refused, naming the range. */
+	d->m = 100;
+	setenv("MXACCEL_KERNEL", "cuda-mx-sm90-skinny", 1);
+	CHECK_RET(mxa_plan(cuda, d, MXA_PREF_AUTO, &p), -EOPNOTSUPP);
+	CHECK(strstr(p.reason, "M <= 32") != NULL, "forced skinny at M 100: %s",
+	      p.reason);
+	setenv("MXACCEL_KERNEL", "cuda-mx-sm90-fp8", 1);
+	CHECK_RET(mxa_plan(cuda, d, MXA_PREF_AUTO, &p), 0);
+	CHECK(!strcmp(p.kernel, "cuda-mx-sm90-fp8"), "forced fp8: %s", p.kernel);
+	unsetenv("MXACCEL_KERNEL");
+	d->m = 16;
+	d->n = 4096;
+	d->a_elem = MXA_ELEM_E5M2;
+	d->b_elem = MXA_ELEM_E2M1;
+}
+
+/* The variables that chose kernels before the table did: errors now. */
+static void check_old_env(void)
+{
+	static const char *const vars[] = { "MXACCEL_CUDA_TILE", "MXACCEL_CUDA_SKINNY" };
+	struct gcase g;
+	struct test_mx a, b;
+	struct mxa_dense c;
+	uint32_t *cin;
+	unsigned int i;
+
+	random_case(&g, 40, 40, 64, 3, NARROW, false);
+	cin = calloc((size_t)g.m * g.n, 4);
+	make_inputs(&g, &a, &b, cin);
+	for (i = 0; i < TEST_ARRAY_SIZE(vars); i++) {
+		setenv(vars[i], "dbuf", 1);
+		CHECK_RET(gemm(cuda, &g, &a, &b, cin, MXA_PREF_NATIVE, NULL, &c),
+			  -EINVAL);
+		test_dense_release(&c);
+		unsetenv(vars[i]);
+	}
+	test_mx_free(&a);
+	test_mx_free(&b);
+	free(cin);
+}
+
 static void check_plans(void)
 {
 	struct mxa_op_desc d = {
@@ -538,11 +618,8 @@ static void check_plans(void)
 	have_native = cap.support == MXA_SUPPORT_NATIVE;
 	printf("NATIVE gemm on cuda:0: %s (%s)\n",
 	       have_native ? cap.kernel : "none", cap.reason);
-	if (have_native) {
-		CHECK_RET(mxa_plan(cuda, &d, MXA_PREF_AUTO, &p), 0);
-		CHECK(!strcmp(p.kernel, "cuda-mx-sm90"), "AUTO plans %s",
-		      p.kernel);
-	}
+	if (have_native)
+		check_paths(&d);
 	setenv("MXACCEL_KERNEL", "cuda-dequant-cublas", 1);
 	have_cublas = !mxa_plan(cuda, &d, MXA_PREF_AUTO, &p);
 	unsetenv("MXACCEL_KERNEL");
@@ -569,51 +646,59 @@ int main(void)
 			random_case(&g, i == 0 || i == 3 ? 16 : i == 1 ? 40 : 130,
 				    i ? 70 : 200, i ? 160 + 128 * i : 1024, i * 8, WIDE,
 				    false);
-			if (i == 3)
-				setenv("MXACCEL_CUDA_TILE", "dbuf", 1);
-			if (i == 4)
-				setenv("MXACCEL_CUDA_TILE", "bf16-prep", 1);
-			bounded(&g, "cuda-mx-sm90", &st_native);
+			bounded(&g, i == 3 ? "cuda-mx-sm90-fp8" :
+				    i == 4 ? "cuda-mx-sm90-bf16-ss" : "native",
+				&st_native);
 		}
-		unsetenv("MXACCEL_CUDA_TILE");
 		mxa_device_close(cuda);
 		mxa_device_close(cpu);
 		return test_finish();
 	}
+	if (have_native)
+		check_old_env();
 	exact_all();
 	printf("cuda-exact: %u cases bit-identical to cpu-exact\n", n_exact);
 	check_batch();
 	if (have_native) {
-		static const char *const tiles[] = {
-			"dbuf", "single", "quad", "bf16-prep",
+		/* The M each path runs (cuda_sm90_select.cu). */
+		static const struct {
+			const char *name;
+			uint32_t min_m, max_m;
+		} paths[] = {
+			{ "cuda-mx-sm90-skinny", 1, 32 },
+			{ "cuda-mx-sm90-decode", 1, 64 },
+			{ "cuda-mx-sm90-bf16", 65, ~0u },
+			{ "cuda-mx-sm90-bf16-ss", 65, ~0u },
+			{ "cuda-mx-sm90-fp8", 1, ~0u },
+			{ "cuda-mx-sm90-fp8-single", 65, ~0u },
+			{ "cuda-mx-sm90-fp8-quad", 65, ~0u },
 		};
 		unsigned int t, sh;
 
-		bounded_all("cuda-mx-sm90", &st_native);
-		/*
-		 * The other tile configurations of large M, and the bf16
-		 * kernel with A converted either way.
-		 */
-		for (t = 0; t < TEST_ARRAY_SIZE(tiles); t++) {
+		/* Each shape on the path the kernel table picks. */
+		bounded_all("native", &st_native);
+		/* Every path forced, on the shapes of its range. */
+		for (t = 0; t < TEST_ARRAY_SIZE(paths); t++) {
 			struct stats st;
 			struct gcase g;
 
 			memset(&st, 0, sizeof(st));
-			setenv("MXACCEL_CUDA_TILE", tiles[t], 1);
 			for (sh = 0; sh < TEST_ARRAY_SIZE(shapes); sh++) {
-				random_case(&g, shapes[sh][0] + 64, shapes[sh][1],
-					    shapes[sh][2], sh * 7 + t, (enum scales)(sh % 3),
-					    sh % 2);
-				bounded(&g, "cuda-mx-sm90", &st);
-				/* Small M: the fp8 kernel's swapped tiles. */
-				random_case(&g, 1 + (sh * 29 + t * 7) % 64, shapes[sh][1],
-					    shapes[sh][2], sh * 7 + t + 1, (enum scales)(sh % 3),
-					    sh % 2);
-				bounded(&g, "cuda-mx-sm90", &st);
+				if (paths[t].max_m > 64) {
+					random_case(&g, shapes[sh][0] + 64, shapes[sh][1],
+						    shapes[sh][2], sh * 7 + t,
+						    (enum scales)(sh % 3), sh % 2);
+					bounded(&g, paths[t].name, &st);
+				}
+				if (paths[t].min_m > 64)
+					continue;
+				/* Small M (the fp8 kernel's swapped tiles). */
+				random_case(&g, 1 + (sh * 29 + t * 7) % paths[t].max_m,
+					    shapes[sh][1], shapes[sh][2], sh * 7 + t + 1,
+					    (enum scales)(sh % 3), sh % 2);
+				bounded(&g, paths[t].name, &st);
 			}
-			unsetenv("MXACCEL_CUDA_TILE");
-			printf("MXACCEL_CUDA_TILE=%s ", tiles[t]);
-			report("cuda-mx-sm90", &st);
+			report(paths[t].name, &st);
 		}
 	}
 	if (have_cublas)

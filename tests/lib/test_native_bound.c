@@ -12,7 +12,13 @@
  * K / 32 + 1 (+ 1) for the int8-panel kernels (e2m1 and e2m3 pairs), whose
  * block sums are exact.  The amx level, which folds scales and sums up to
  * all K products in fp32 before scaling, states gamma_n =
- * n * 2^-24 / (1 - n * 2^-24) with n = K (K + 1) for every pair.  A kernel that makes fewer than n roundings on any
+ * n * 2^-24 / (1 - n * 2^-24) with n = K (K + 1) for every pair.  The
+ * CUDA kernels state their own gamma (Documentation/numerics.rst, "CUDA
+ * kernels"), looked up by the name mxa_plan() gives for the request:
+ * cuda-mx-sm90-* 2^-9 + (K / 32 + 1) * 2^-24 (the fp8 tensor cores keep
+ * about 13-14 bits of a block's sum, and every path but the skinny one
+ * hands tiles to the fp8 kernel), cuda-dequant-cublas (K + 1) * 2^-23.
+ * A kernel that makes fewer than n roundings on any
  * path has |v - x| <= gamma * S for its fp32 value v.  The reference c_ref
  * is x rounded once:
  *
@@ -211,6 +217,27 @@ static bool cpu_int8_pair(enum mxa_elem a, enum mxa_elem b,
 	       (b == MXA_ELEM_E2M1 || b == MXA_ELEM_E2M3);
 }
 
+/*
+ * gamma for the kernel that runs (see the top of this file): the CUDA
+ * kernels' own, else the cpu's by level and pair.
+ */
+static double kernel_gamma(const char *kernel, const struct shape *sh,
+			   enum mxa_elem ea, enum mxa_elem eb, bool accumulate)
+{
+	double n = (cpu_int8_pair(ea, eb, kernel) ? sh->k / 32 + 1 : sh->k) +
+		   (accumulate ? 1 : 0);
+
+	if (!strncmp(kernel, "cuda-mx-sm90", 12))
+		return 0x1p-9 + (sh->k / 32 + 1) * 0x1p-24;
+	if (!strcmp(kernel, "cuda-dequant-cublas"))
+		return (sh->k + 1) * 0x1p-23;
+	/*
+	 * The amx level sums up to K products in fp32 tiles before
+	 * scaling (Documentation/numerics.rst): gamma_n exactly.
+	 */
+	return cpu_amx_level() ? n * 0x1p-24 / (1 - n * 0x1p-24) : n * 0x1p-24;
+}
+
 static bool is_special(uint32_t bits, unsigned int mbits)
 {
 	return ((bits >> mbits) & 0xff) == 0xff;
@@ -320,22 +347,16 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
 		char kernel[MXA_NAME_MAX];
-		double n;
+		double n, gamma, tiny;
+		unsigned int bad = 0;
 
 		planned(sh, ea, eb, dtype, flags, prefs[p], kernel);
 		n = (cpu_int8_pair(ea, eb, kernel) ? sh->k / 32 + 1 : sh->k) +
 		    (accumulate ? 1 : 0);
 		if (!strcmp(kernel, "cpu-decode"))
 			n_decode++;
-		/*
-		 * The amx level sums up to K products in fp32 tiles before
-		 * scaling (Documentation/numerics.rst): gamma_n exactly.
-		 */
-		double gamma = cpu_amx_level() ?
-			       n * 0x1p-24 / (1 - n * 0x1p-24) : n * 0x1p-24;
-		double tiny = (n + 2) * (mbits == 23 ? 0x1p-149 : 0x1p-133);
-		unsigned int bad = 0;
-
+		gamma = kernel_gamma(kernel, sh, ea, eb, accumulate);
+		tiny = (n + 2) * (mbits == 23 ? 0x1p-149 : 0x1p-133);
 		if (support(ea, eb, dtype, prefs[p]) == MXA_SUPPORT_NONE) {
 			CHECK(prefs[p] == MXA_PREF_NATIVE,
 			      "AUTO cannot run %s x %s",
@@ -385,8 +406,8 @@ static void one_case(const struct shape *sh, enum mxa_elem ea,
 			if (ok)
 				continue;
 			bad++;
-			CHECK(0, "%s %s x %s %ux%ux%u %s%s%s: C[%zu][%zu] = 0x%08x (%a), reference 0x%08x (%a), |diff| %a > bound %a (sum|ab| %a)",
-			      pref_name(prefs[p]), test_elem(ea)->name,
+			CHECK(0, "%s (%s) %s x %s %ux%ux%u %s%s%s: C[%zu][%zu] = 0x%08x (%a), reference 0x%08x (%a), |diff| %a > bound %a (sum|ab| %a)",
+			      pref_name(prefs[p]), kernel, test_elem(ea)->name,
 			      test_elem(eb)->name, sh->m, sh->n, sh->k,
 			      mbits == 7 ? "bf16" : "f32",
 			      accumulate ? " accumulate" : "",
