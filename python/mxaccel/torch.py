@@ -217,7 +217,10 @@ class _Call:
     def _set_stream(self):
         if _lib.device_set_stream is None:
             return
-        stream = torch.cuda.current_stream(self.name).cuda_stream
+        # PyTorch's default stream is the legacy stream, handle 0; to
+        # libmxaccel NULL means the device's own stream instead, so pass
+        # cudaStreamLegacy ((void *)1) for it (Documentation/cuda.rst).
+        stream = torch.cuda.current_stream(self.name).cuda_stream or 1
         _core.check(_lib.device_set_stream(self.dev, stream),
                     f"mxaccel.{self.fn}: set the CUDA stream of {self.name}")
 
