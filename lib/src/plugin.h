@@ -18,7 +18,8 @@
 /* Bump on any change to this file or to the structures of backend.h. */
 /* 2: struct mxa_matrix grew (0.2); geometry comes from mxcore_geom.h. */
 /* 3: struct mxa_job grew (groups, for mxa_gemm_grouped()). */
-#define MXA_PLUGIN_ABI 3
+/* 4: struct mxa_job grew (a_dense, for mxa_gemm_weight_only()). */
+#define MXA_PLUGIN_ABI 4
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 
