@@ -156,15 +156,19 @@ static void cpu_buf_free(struct mxa_buffer *buf)
 	free(buf->host);
 }
 
-/* Rows of A up to which the decode kernel streams B (the MX GEMM op). */
-#define CPU_DECODE_MAX_M 64
+/*
+ * Rows of A up to which the decode kernel streams B (the MX GEMM op):
+ * measured (Documentation/bench-cpu.rst) 4x cpu-blocked's time at M = 4,
+ * even at 8, half its speed at 16, where cpu-blocked's bf16-dot tiles win.
+ */
+#define CPU_DECODE_MAX_M 8
 
 static const char *decode_reject(struct mxa_device *dev,
 				 const struct mxa_op_desc *desc)
 {
 	(void)dev;
 	if (!desc->m || desc->m > CPU_DECODE_MAX_M)
-		return "the decode kernel takes M = 1..64 only";
+		return "the decode kernel takes M = 1..8 only";
 	return NULL;
 }
 
@@ -244,7 +248,7 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-decode",
-		.summary = "decode GEMM (M <= 64): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|)",
+		.summary = "decode GEMM (M <= 8): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,

@@ -22,7 +22,8 @@
  * 4: the backend has buf_wrap, set_stream and get_stream, a kernel
  * rank_for; submit_wait is copied.
  */
-#define MXA_PLUGIN_ABI 4
+/* 5: struct mxa_job grew (a_dense, for mxa_gemm_weight_only()). */
+#define MXA_PLUGIN_ABI 5
 
 #define MXA_PLUGIN_ENTRY "mxa_plugin_entry"
 

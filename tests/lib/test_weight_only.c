@@ -20,7 +20,8 @@
  * (n + 2) * 2^-126 for sums near the bottom of fp32's range, which the
  * bf16-dot row kernel flushes to zero (the values here stay far above
  * it).  Special
- * values (NaN and Inf in A, NaN scales in B, Inf * 0) must match exactly.
+ * values (NaN and Inf in A, NaN scales in B, Inf * 0) must match exactly,
+ * and the cpu's NATIVE result must be the same bits on one thread.
  * Then every error path by errno, with C left alone; and plans/queries:
  * the cpu names its kernels, other devices answer for themselves.
  */
@@ -33,7 +34,7 @@
 #include "testlib.h"
 
 static struct mxa_device *dev;
-static unsigned int n_exact, n_native, n_special, n_levels;
+static unsigned int n_exact, n_native, n_special, n_levels, n_thread_checks;
 static double worst_ratio;
 
 /* Host copy of B: one code per byte, rows x cols; scales rows x blocks. */
@@ -365,6 +366,40 @@ static void random_place(struct place *p, bool nvfp4)
 }
 
 /*
+ * The cpu's NATIVE result must not depend on its thread count: run again
+ * on one thread and compare bit for bit with got, then restore the count.
+ */
+static void check_one_thread(struct run *r, uint32_t flags,
+			     const uint32_t *cin, enum mxa_dtype cdt,
+			     const struct place *pl, const uint32_t *got,
+			     size_t mn)
+{
+	struct mxa_device_info info = test_device_info(dev);
+	uint32_t *one = xmalloc(mn * 4);
+	size_t es = cdt ? 2 : 4;
+	int ret;
+
+	n_thread_checks++;
+	test_dense_release(&r->c);
+	ret = mxa_device_set_threads(dev, 1);
+	if (!ret)
+		ret = test_dense_upload(dev, cdt, r->a.rows, r->b.rows, cin,
+					pl->c_offset * es, pl->c_pad * es,
+					&r->c);
+	if (!ret)
+		ret = mxa_gemm_weight_only(dev, &r->a, &r->b, &r->c, flags,
+					   MXA_PREF_NATIVE);
+	if (!ret)
+		ret = test_dense_download(&r->c, one);
+	CHECK(ret == 0, "one thread: %d (%s)", ret, mxa_strerror(ret));
+	CHECK(ret || !memcmp(one, got, mn * 4),
+	      "native weight-only differs between %u threads and one",
+	      info.threads);
+	CHECK_RET(mxa_device_set_threads(dev, info.threads), 0);
+	free(one);
+}
+
+/*
  * One random problem: EMULATED against the exact reference, then NATIVE
  * and AUTO within the bound.  specials plants NaN / Inf in A and NaN
  * scales in B (then only the special-value rules are compared exactly).
@@ -499,6 +534,8 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 		if (!ret)
 			ret = test_dense_download(&r.c, got);
 		CHECK(test_dense_pad_intact(&r.c), "native wrote outside C");
+		if (!ret && prefs[p] == MXA_PREF_NATIVE && test_is_cpu(dev))
+			check_one_thread(&r, flags, cin, cdt, &pl, got, mn);
 		for (i = 0; !ret && i < mn && bad < 3; i++) {
 			double c = test_float_value(got[i], mbits);
 			double cr = test_float_value(ref[i], mbits);
@@ -785,7 +822,8 @@ int main(void)
 		mxa_device_close(dev);
 	}
 	unsetenv("MXACCEL_CPU_ISA");
-	printf("%u exact results, %u native results (%u special) on %u ISA levels; worst error / bound %.3g\n",
-	       n_exact, n_native, n_special, n_levels, worst_ratio);
+	printf("%u exact results, %u native results (%u special) on %u ISA levels, %u thread-count checks; worst error / bound %.3g\n",
+	       n_exact, n_native, n_special, n_levels, n_thread_checks,
+	       worst_ratio);
 	return test_finish();
 }
