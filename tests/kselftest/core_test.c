@@ -1090,15 +1090,17 @@ TEST_F(core, sigkill_mid_job_fence_signals)
 /* ---- a long software job -------------------------------------------------- */
 
 /*
- * A GEMM of M = 64, N = 1024, K = 8192: 16 M block operations, seconds of
- * work spread over every CPU.  While it runs, another file's small job on
+ * A GEMM of M = 256, N = 4096, K = 8192: 268 M block operations, seconds
+ * of work spread over every CPU on every engine (the PCI device model
+ * computes on the host, where a sixteenth of this once ended within the
+ * half second this test waits).  While it runs, another file's small job on
  * another ring completes promptly; destroying its queue stops it within
  * moments, canceled.  A software engine that pinned the CPUs would also
  * trip the soft lockup detector (the VM runner fails on it).
  */
 TEST_F_TIMEOUT(core, long_job_no_starvation, 300)
 {
-	const __u32 M = 64, N = 1024, K = 8192;
+	const __u32 M = 256, N = 4096, K = 8192;
 	struct drm_mxaccel_submit args;
 	struct drm_mxaccel_op big, small;
 	struct mxt_bo a, b, c, sbo;
