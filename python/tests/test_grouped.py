@@ -13,6 +13,9 @@ from torchao.prototype.moe_training.kernels.mxfp8.quant import (
 from torchao.prototype.moe_training.mxfp8_grouped_mm import (
     _emulated_mxfp8_scaled_grouped_mm_2d_2d,
     _emulated_mxfp8_scaled_grouped_mm_2d_3d)
+from torchao.prototype.moe_training.nvfp4_grouped_mm import (
+    _emulated_nvfp4_scaled_grouped_mm_2d_2d,
+    _emulated_nvfp4_scaled_grouped_mm_2d_3d)
 
 from mxaccel import Support, recipe as parse_recipe
 from mxaccel import torch as mxt
@@ -117,8 +120,9 @@ def test_2d_2d_equals_per_group(device, recipe, layout):
         if end == start:
             assert (got[g] == 0).all(), f"empty group {g}"
             continue
-        want = mxt.gemm(kcols(aq, r, start, end), as_[:, start // bl:end // bl],
-                        kcols(bq, r, start, end), bs[:, start // bl:end // bl],
+        sl = slice(start // bl, end // bl)
+        want = mxt.gemm(kcols(aq, r, start, end), as_[:, sl],
+                        kcols(bq, r, start, end), bs[:, sl],
                         recipe, out_dtype=torch.float32, pref="emulated")
         assert torch.equal(got[g].view(torch.int32),
                            want.view(torch.int32)), f"group {g}"
@@ -171,28 +175,35 @@ def test_within_bound_of_float64(device, recipe, three):
 
 
 @pytest.mark.parametrize("three", [True, False], ids=["2d_3d", "2d_2d"])
-def test_torchao_emulated_within_bound(three):
-    """torchao's emulated MXFP8 grouped GEMM (bf16 dequantization, bf16
-    result on the CPU) against ours: the difference is within torchao's
-    own fp32-accumulation bound plus one bf16 rounding (2^-8 relative)."""
-    aq, as_, bq, bs, offs = operands_2d_3d("mxfp8", "cpu") if three else \
-        operands_2d_2d("mxfp8", "cpu")
-    ours = mxt.grouped_gemm(aq, as_, bq, bs, offs, "mxfp8",
+@pytest.mark.parametrize("recipe", ["mxfp8", "nvfp4"])
+def test_torchao_emulated_within_bound(recipe, three):
+    """torchao's emulated MXFP8 / NVFP4 grouped GEMMs (bf16 dequantization,
+    exact for these codes; bf16 result on the CPU) against ours: the
+    difference is within the fp32-accumulation bound plus one bf16
+    rounding (2^-8 relative) of the float64 reference."""
+    aq, as_, bq, bs, offs = operands_2d_3d(recipe, "cpu") if three else \
+        operands_2d_2d(recipe, "cpu")
+    ours = mxt.grouped_gemm(aq, as_, bq, bs, offs, recipe,
                             out_dtype=torch.float32, pref="emulated").double()
-    if three:
-        # torchao's B is the transposed [E, K, N] with scales [E, K/32, N]
+    if recipe == "nvfp4":
+        fn = _emulated_nvfp4_scaled_grouped_mm_2d_3d if three else \
+            _emulated_nvfp4_scaled_grouped_mm_2d_2d
+        theirs = fn(aq, as_, bq, bs, offs, out_dtype=torch.bfloat16)
+    elif three:
+        # torchao's MXFP8 B is the transposed [E, K, N], scales [E, K/32, N]
         theirs = _emulated_mxfp8_scaled_grouped_mm_2d_3d(
             aq, as_, bq.transpose(-2, -1), bs.transpose(-2, -1), offs,
             out_dtype=torch.bfloat16)
     else:
         theirs = _emulated_mxfp8_scaled_grouped_mm_2d_2d(
             aq, as_, bq, bs, offs, out_dtype=torch.bfloat16)
-    ref, mag = reference(aq, as_, bq, bs, offs, "mxfp8", three)
-    k = aq.shape[1]
+    ref, mag = reference(aq, as_, bq, bs, offs, recipe, three)
+    k = aq.shape[1] * (2 if recipe == "nvfp4" else 1)
     assert theirs.shape == ours.shape
     diff = (theirs.double() - ours).abs()
     assert (diff <= (k + 2) * 2.0 ** -24 * mag + 2.0 ** -8 * ref.abs() +
             2.0 ** -133).all()
+    assert (ref != 0).float().mean() > 0.7     # one 2d x 2d group is empty
 
 
 class GroupedMX(torch.nn.Module):
