@@ -17,7 +17,7 @@ from torchao.prototype.moe_training.nvfp4_grouped_mm import (
     _emulated_nvfp4_scaled_grouped_mm_2d_2d,
     _emulated_nvfp4_scaled_grouped_mm_2d_3d)
 
-from mxaccel import Support, recipe as parse_recipe
+from mxaccel import Support, UnsupportedError, recipe as parse_recipe
 from mxaccel import torch as mxt
 
 RECIPES = ["mxfp8", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp4", "nvfp4"]
@@ -233,3 +233,47 @@ def test_compile_fullgraph():
     assert explained.graph_break_count == 0, explained.break_reasons
     compiled = torch.compile(model, fullgraph=True, backend="inductor")
     assert torch.equal(compiled(x, offs), eager)
+
+
+@pytest.mark.parametrize("ra,rb", [("mxfp8", "mxfp4"), ("mxfp6_e3m2", "mxfp8"),
+                                   ("nvfp4", "mxfp8")])
+@pytest.mark.parametrize("three", [True, False], ids=["2d_3d", "2d_2d"])
+def test_mixed_recipes_equal_per_group(device, ra, rb, three):
+    """Each operand with its own recipe (K groups then end on the larger
+    block, 32): still per-group mxaccel GEMMs, byte for byte, where the
+    query offers it, else UnsupportedError."""
+    a_ops = operands_2d_3d(ra, device) if three else \
+        operands_2d_2d(ra, device)
+    b_ops = operands_2d_3d(rb, device) if three else \
+        operands_2d_2d(rb, device)
+    aq, as_, offs = a_ops[0], a_ops[1], a_ops[4]
+    bq, bs = b_ops[2], b_ops[3]
+    sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", ra,
+                          "emulated", op="gemm_grouped", b_recipe=rb,
+                          dtype=torch.float32)
+    if sup == Support.NONE:
+        with pytest.raises(UnsupportedError):
+            mxt.grouped_gemm(aq, as_, bq, bs, offs, ra, rb, pref="emulated")
+        return
+    got = mxt.grouped_gemm(aq, as_, bq, bs, offs, ra, rb,
+                           out_dtype=torch.float32, pref="emulated")
+    pa, pb = parse_recipe(ra), parse_recipe(rb)
+    for g, start, end in ranges(offs):
+        if end == start:
+            if not three:
+                assert (got[g] == 0).all()
+            continue
+        if three:
+            want = mxt.gemm(aq[start:end], as_[start:end], bq[g], bs[g], ra,
+                            rb, out_dtype=torch.float32, pref="emulated")
+            part = got[start:end]
+        else:
+            want = mxt.gemm(
+                kcols(aq, pa, start, end),
+                as_[:, start // pa.block_size:end // pa.block_size],
+                kcols(bq, pb, start, end),
+                bs[:, start // pb.block_size:end // pb.block_size], ra, rb,
+                out_dtype=torch.float32, pref="emulated")
+            part = got[g]
+        assert torch.equal(part.view(torch.int32), want.view(torch.int32)), \
+            f"group {g}"
