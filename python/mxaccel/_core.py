@@ -224,7 +224,7 @@ def op_desc(op, recipe_a, recipe_b=None, dtype="bfloat16", m=0, n=0, k=0,
         return d
     d.a_elem = a.elem
     d.a_scale_type = a.scale_type
-    if op == "gemm":
+    if op in ("gemm", "gemm_grouped"):
         d.b_elem = b.elem
         d.b_scale_type = b.scale_type
         d.flags = _lib.GEMM_ACCUMULATE if accumulate else 0

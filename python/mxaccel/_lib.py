@@ -29,6 +29,9 @@ OP_GEMM_GROUPED, OP_GEMM_WEIGHT_ONLY = 4, 5
 SUPPORT_NATIVE, SUPPORT_EMULATED, SUPPORT_NONE = 0, 1, 2
 GEMM_ACCUMULATE = 1
 BATCH_MAX = 4096
+# enum mxa_group_kind (mxa_gemm_grouped, since 0.2)
+GROUP_2D_3D, GROUP_2D_2D = 0, 1
+GROUPS_MAX = 65536
 NAME_MAX = 64
 REASON_MAX = 256
 
@@ -80,6 +83,16 @@ class GemmOp(ctypes.Structure):
         ("b", ctypes.POINTER(Matrix)),
         ("c", ctypes.POINTER(Dense)),
         ("flags", ctypes.c_uint32),
+    ]
+
+
+class Grouped(ctypes.Structure):
+    _fields_ = [
+        ("kind", _c_enum),
+        ("count", ctypes.c_uint32),
+        ("offsets", ctypes.c_void_p),
+        ("offsets_offset", ctypes.c_size_t),
+        ("reserved", ctypes.c_uint32 * 4),
     ]
 
 
@@ -243,6 +256,10 @@ def _optional(name, restype, *argtypes):
 gemm_weight_only = _optional("mxa_gemm_weight_only", _I, _P,
                              ctypes.POINTER(Dense), ctypes.POINTER(Matrix),
                              ctypes.POINTER(Dense), _U32, _c_enum)
+# Grouped GEMM, torch._scaled_grouped_mm's semantics (since 0.2).
+gemm_grouped = _optional("mxa_gemm_grouped", _I, _P, ctypes.POINTER(Matrix),
+                         ctypes.POINTER(Matrix), ctypes.POINTER(Dense),
+                         ctypes.POINTER(Grouped), _U32, _c_enum)
 # The caller's CUDA stream (cuda backend, since 0.2 on the cuda branch).
 device_set_stream = _optional("mxa_device_set_stream", _I, _P, _P)
 

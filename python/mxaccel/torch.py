@@ -528,36 +528,16 @@ def dequantize(qdata, scale, recipe="mxfp8", *, layout="plain",
 # --- gemm ----------------------------------------------------------------------
 
 def _gemm_check(fn, a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
-                b_recipe, b_layout, out_dtype, c, a_ts, b_ts, grouped=False):
+                b_recipe, b_layout, out_dtype, c, a_ts, b_ts):
     ra = recipe(a_recipe, f"mxaccel.{fn}: a_recipe")
     rb = recipe(b_recipe, f"mxaccel.{fn}: b_recipe")
     _layout(fn, "a_layout", a_layout)
     _layout(fn, "b_layout", b_layout)
     k = _check_qdata(fn, "a_qdata", a_qdata, ra)
     _check_scale(fn, "a_scale", a_scale, ra, a_qdata.shape[0], k, a_layout)
-    if grouped:
-        if not isinstance(b_qdata, torch.Tensor) or b_qdata.dim() != 3:
-            _fail(fn, "b_qdata", "expected 3 dimensions [groups, N, K], got "
-                  + (f"shape {tuple(b_qdata.shape)}"
-                     if isinstance(b_qdata, torch.Tensor)
-                     else type(b_qdata).__name__))
-        kb = _check_qdata(fn, "b_qdata", b_qdata[0], rb)
-        if b_qdata.stride(0) < b_qdata.shape[1] * b_qdata.stride(1):
-            _fail(fn, "b_qdata", f"groups overlap (strides "
-                  f"{b_qdata.stride()})")
-        if not isinstance(b_scale, torch.Tensor) or b_scale.dim() != 3 or \
-                b_scale.shape[0] != b_qdata.shape[0]:
-            _fail(fn, "b_scale", f"expected [groups = {b_qdata.shape[0]}, N, "
-                  f"K/{rb.block_size}] plain scales, got "
-                  f"{tuple(getattr(b_scale, 'shape', ()))}")
-        _check_scale(fn, "b_scale", b_scale[0], rb, b_qdata.shape[1], kb,
-                     b_layout)
-        n = b_qdata.shape[1]
-    else:
-        kb = _check_qdata(fn, "b_qdata", b_qdata, rb)
-        _check_scale(fn, "b_scale", b_scale, rb, b_qdata.shape[0], kb,
-                     b_layout)
-        n = b_qdata.shape[0]
+    kb = _check_qdata(fn, "b_qdata", b_qdata, rb)
+    _check_scale(fn, "b_scale", b_scale, rb, b_qdata.shape[0], kb, b_layout)
+    n = b_qdata.shape[0]
     if kb != k:
         _fail(fn, "b_qdata", f"K = {kb} does not match a_qdata's K = {k}")
     if out_dtype not in _DENSE:
@@ -637,91 +617,238 @@ def gemm(a_qdata, a_scale, b_qdata, b_scale, recipe="mxfp8", b_recipe=None,
 
 # --- grouped gemm --------------------------------------------------------------
 
-def _offsets(fn, offs, groups, m):
+def _swizzled_bytes(rows, blocks):
+    """Bytes of one group's swizzled scales: rows x blocks in 128 x 4
+    tiles (torchao's to_blocked() of that group alone)."""
+    return _ceil(rows, 128) * 128 * _ceil(blocks, 4) * 4
+
+
+def _scale_bytes_dtype(fn, arg, t, r):
+    if not isinstance(t, torch.Tensor):
+        _fail(fn, arg, f"expected a tensor, got {type(t).__name__}", TypeError)
+    if t.dtype not in (scale_dtype(r), torch.uint8):
+        _fail(fn, arg, f"dtype {t.dtype} is not {r.name}'s scale type "
+              f"({scale_dtype(r)} or torch.uint8)", TypeError)
+
+
+def _check_group_swizzled(fn, arg, t, r, what):
+    """Per-group swizzled scales: contiguous bytes; their size depends on
+    the group sizes, checked against offs in the real kernel."""
+    _scale_bytes_dtype(fn, arg, t, r)
+    if not t.is_contiguous():
+        _fail(fn, arg, f"swizzled per-group scales ({what}) must be "
+              f"contiguous, got strides {t.stride()}")
+
+
+def _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
+                   b_recipe, b_layout, offs, out_dtype):
+    """Shapes, types and devices of a grouped GEMM (everything but offs'
+    values); returns the recipes, M, N, K, the group count, whether B is
+    3-D and the result's shape."""
+    fn = "grouped_gemm"
+    ra = recipe(a_recipe, f"mxaccel.{fn}: a_recipe")
+    rb = recipe(b_recipe, f"mxaccel.{fn}: b_recipe")
+    _layout(fn, "a_layout", a_layout)
+    _layout(fn, "b_layout", b_layout)
     if not isinstance(offs, torch.Tensor):
         _fail(fn, "offs", f"expected a tensor, got {type(offs).__name__}",
               TypeError)
     if offs.dtype != torch.int32:
         _fail(fn, "offs", f"dtype {offs.dtype} is not torch.int32", TypeError)
-    if offs.dim() != 1 or offs.shape[0] != groups:
-        _fail(fn, "offs", f"expected shape ({groups},) (one end row per group"
-              f" of b_qdata), got {tuple(offs.shape)}")
-    if groups > _lib.BATCH_MAX:
-        _fail(fn, "offs", f"{groups} groups exceed {_lib.BATCH_MAX}")
+    if offs.dim() != 1 or not 1 <= offs.shape[0] <= _lib.GROUPS_MAX:
+        _fail(fn, "offs", f"expected shape (groups,) with 1 to "
+              f"{_lib.GROUPS_MAX} group ends, got {tuple(offs.shape)}")
+    if offs.shape[0] > 1 and offs.stride(0) != 1:
+        _fail(fn, "offs", f"must be contiguous, got stride {offs.stride()}")
+    groups = offs.shape[0]
+    k = _check_qdata(fn, "a_qdata", a_qdata, ra)
+    m = a_qdata.shape[0]
+    if not isinstance(b_qdata, torch.Tensor):
+        _fail(fn, "b_qdata", f"expected a tensor, got "
+              f"{type(b_qdata).__name__}", TypeError)
+    if b_qdata.dim() not in (2, 3):
+        _fail(fn, "b_qdata", f"expected 3 dimensions [groups, N, K] (2d x "
+              f"3d, groups along M) or 2 dimensions [N, total_K] (2d x 2d, "
+              f"groups along K), got shape {tuple(b_qdata.shape)}")
+    three = b_qdata.dim() == 3
+    if three:
+        if b_qdata.shape[0] != groups:
+            _fail(fn, "offs", f"has {groups} group ends but b_qdata has "
+                  f"{b_qdata.shape[0]} groups (shape "
+                  f"{tuple(b_qdata.shape)})")
+        kb = _check_qdata(fn, "b_qdata", b_qdata[0], rb)
+        n = b_qdata.shape[1]
+        if groups > 1 and b_qdata.stride(0) != n * b_qdata.stride(1):
+            _fail(fn, "b_qdata", f"groups must be stacked N = {n} rows "
+                  f"apart (stride(0) == N * stride(1)), got strides "
+                  f"{b_qdata.stride()}; call .contiguous()")
+    else:
+        kb = _check_qdata(fn, "b_qdata", b_qdata, rb)
+        n = b_qdata.shape[0]
+    if kb != k:
+        _fail(fn, "b_qdata", f"K = {kb} does not match a_qdata's K = {k}")
+    if a_layout == "plain":
+        _check_scale(fn, "a_scale", a_scale, ra, m, k, "plain")
+    else:
+        _check_group_swizzled(fn, "a_scale", a_scale, ra,
+                              "torchao's torch_to_blocked_2d_" +
+                              ("M" if three else "K") + "_groups layout")
+    if not three and b_layout == "plain":
+        _check_scale(fn, "b_scale", b_scale, rb, n, k, "plain")
+    elif not three:
+        _check_group_swizzled(fn, "b_scale", b_scale, rb,
+                              "torchao's torch_to_blocked_2d_K_groups layout")
+    elif b_layout == "plain":
+        blocks = k // rb.block_size
+        _scale_bytes_dtype(fn, "b_scale", b_scale, rb)
+        if b_scale.dim() != 3 or tuple(b_scale.shape) != (groups, n, blocks):
+            _fail(fn, "b_scale", f"plain per-group scales must have shape "
+                  f"(groups, N, K/{rb.block_size}) = {(groups, n, blocks)}, "
+                  f"got {tuple(b_scale.shape)}")
+        _check_scale(fn, "b_scale", b_scale[0], rb, n, k, "plain")
+        if groups > 1 and b_scale.stride(0) != n * b_scale.stride(1):
+            _fail(fn, "b_scale", f"groups must be stacked N = {n} scale rows"
+                  f" apart (stride(0) == N * stride(1)), got strides "
+                  f"{b_scale.stride()}; call .contiguous()")
+    else:
+        _check_group_swizzled(fn, "b_scale", b_scale, rb,
+                              "torchao's torch_to_blocked_per_group_3d "
+                              "layout")
+        want = groups * _swizzled_bytes(n, k // rb.block_size)
+        if b_scale.numel() != want:
+            _fail(fn, "b_scale", f"swizzled per-group scales of {groups} "
+                  f"groups of {n} x {k} must hold {groups} x "
+                  f"{want // groups} = {want} entries, got shape "
+                  f"{tuple(b_scale.shape)}")
+    if out_dtype not in _DENSE:
+        _fail(fn, "out_dtype", f"{out_dtype} is not supported (torch.float32 "
+              "or torch.bfloat16)", TypeError)
+    _check_device(fn, [("a_qdata", a_qdata), ("a_scale", a_scale),
+                       ("b_qdata", b_qdata), ("b_scale", b_scale),
+                       ("offs", offs)])
+    shape = (m, n) if three else (groups, m, n)
+    return ra, rb, m, n, k, groups, three, shape
+
+
+def _group_ends(fn, offs, extent, three, block):
+    """offs' values (read on the host: a synchronisation for CUDA
+    tensors), checked as the library does, naming offs."""
+    ends = offs.tolist()
+    what = "a_qdata's rows (total_M)" if three else "the K of a_qdata " \
+        "and b_qdata (total_K)"
+    start = 0
+    for g, end in enumerate(ends):
+        if end < start:
+            _fail(fn, "offs", f"offs[{g}] = {end} is below " +
+                  (f"offs[{g - 1}] = {start}: group ends must not decrease"
+                   if g else "0"))
+        if end > extent:
+            _fail(fn, "offs", f"offs[{g}] = {end} exceeds {what} = {extent}")
+        if not three and end % block:
+            _fail(fn, "offs", f"offs[{g}] = {end} is not a multiple of the "
+                  f"block size {block} (K groups end on scale blocks)")
+        start = end
+    if start != extent:
+        _fail(fn, "offs", f"the last end offs[{len(ends) - 1}] = {start} "
+              f"must equal {what} = {extent}")
+    return ends
+
+
+def _check_group_scale_size(fn, arg, t, need):
+    if t.numel() < need:
+        _fail(fn, arg, f"swizzled per-group scales for these groups need "
+              f"{need} entries, got {t.numel()} (shape {tuple(t.shape)})")
 
 
 @torch.library.custom_op("mxaccel::grouped_gemm", mutates_args=())
 def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
-                     a_recipe: str, b_qdata: torch.Tensor,
-                     b_scale: torch.Tensor, b_recipe: str, offs: torch.Tensor,
-                     out_dtype: torch.dtype, pref: str) -> torch.Tensor:
+                     a_recipe: str, a_layout: str, b_qdata: torch.Tensor,
+                     b_scale: torch.Tensor, b_recipe: str, b_layout: str,
+                     offs: torch.Tensor, out_dtype: torch.dtype,
+                     pref: str) -> torch.Tensor:
     fn = "grouped_gemm"
-    ra, rb, m, n, k = _gemm_check(fn, a_qdata, a_scale, a_recipe, "plain",
-                                  b_qdata, b_scale, b_recipe, "plain",
-                                  out_dtype, None, None, None, grouped=True)
-    groups = b_qdata.shape[0]
-    _offsets(fn, offs, groups, m)
+    ra, rb, m, n, k, groups, three, shape = _grouped_check(
+        a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
+        b_layout, offs, out_dtype)
     p = _pref(fn, pref)
-    ends = offs.tolist()
-    start = 0
-    for g, end in enumerate(ends):
-        if end < start or end > m:
-            _fail(fn, "offs", f"offs[{g}] = {end} is not in [{start}, {m}] "
-                  "(ends of the groups' rows of a, non-decreasing)")
-        start = end
-    out = torch.zeros((m, n), dtype=out_dtype, device=a_qdata.device)
+    block = max(ra.block_size, rb.block_size)
+    ends = _group_ends(fn, offs, m if three else k, three, block)
+    sizes = [e - s for s, e in zip([0] + ends[:-1], ends)]
+    if a_layout == "swizzled":
+        _check_group_scale_size(fn, "a_scale", a_scale, sum(
+            _swizzled_bytes(s, k // ra.block_size) for s in sizes) if three
+            else sum(_swizzled_bytes(m, s // ra.block_size) for s in sizes))
+    if not three and b_layout == "swizzled":
+        _check_group_scale_size(fn, "b_scale", b_scale, sum(
+            _swizzled_bytes(n, s // rb.block_size) for s in sizes))
+    out = torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
     with _Call(fn, a_qdata) as call:
-        mats = []
-        start = 0
-        for g, end in enumerate(ends):
-            if end > start:
-                am = call.matrix("a", a_qdata, a_scale, ra, "plain", k,
-                                 row0=start, rows=end - start)
-                bm = call.matrix("b", b_qdata[g], b_scale[g], rb, "plain", k)
-                cd = call.dense("out", out, row0=start, rows=end - start)
-                mats.append((am, bm, cd))
-            start = end
-        if mats:
-            ops = (_lib.GemmOp * len(mats))()
-            for i, (am, bm, cd) in enumerate(mats):
-                ops[i].a = ctypes.pointer(am)
-                ops[i].b = ctypes.pointer(bm)
-                ops[i].c = ctypes.pointer(cd)
-            err = _lib.gemm_batch(call.dev, ops, len(mats), int(p), None)
-            if err == -95:
-                _unsupported(fn, call.name, "gemm", ra, rb, out_dtype, 0, n,
-                             k, p)
-            call.check(err, f"grouped gemm {ra.name} x {rb.name}")
+        if _lib.gemm_grouped is None:
+            raise UnsupportedError(
+                f"mxaccel.{fn}: this libmxaccel ({_lib.path}) has no "
+                "mxa_gemm_grouped", -95)
+        am = call.matrix("a", a_qdata, a_scale, ra, a_layout, k)
+        bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k)
+        if three:
+            # One group's [N, K]; the library steps over the stack.
+            bm.rows = n
+            bm.data_stride = b_qdata.stride(1)
+            if b_layout == "plain":
+                bm.scale_stride = b_scale.stride(1)
+        cd = call.dense("out", out.view(-1, n))
+        grp = _lib.Grouped()
+        grp.kind = _lib.GROUP_2D_3D if three else _lib.GROUP_2D_2D
+        grp.count = groups
+        grp.offsets = call.wrap("offs", offs)
+        err = _lib.gemm_grouped(call.dev, ctypes.byref(am), ctypes.byref(bm),
+                                ctypes.byref(cd), ctypes.byref(grp), 0,
+                                int(p))
+        if err == -95:
+            _unsupported(fn, call.name, "gemm_grouped", ra, rb, out_dtype, m,
+                         n, k, p)
+        call.check(err, f"grouped gemm {ra.name} x {rb.name} "
+                   f"({'2d x 3d' if three else '2d x 2d'})")
     return out
 
 
 @_grouped_gemm_op.register_fake
-def _(a_qdata, a_scale, a_recipe, b_qdata, b_scale, b_recipe, offs, out_dtype,
-      pref):
-    fn = "grouped_gemm"
-    _, _, m, n, _ = _gemm_check(fn, a_qdata, a_scale, a_recipe, "plain",
-                                b_qdata, b_scale, b_recipe, "plain",
-                                out_dtype, None, None, None, grouped=True)
-    _offsets(fn, offs, b_qdata.shape[0], m)
-    return a_qdata.new_empty((m, n), dtype=out_dtype)
+def _(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
+      b_layout, offs, out_dtype, pref):
+    shape = _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata,
+                           b_scale, b_recipe, b_layout, offs, out_dtype)[-1]
+    return a_qdata.new_empty(shape, dtype=out_dtype)
 
 
 def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
-                 b_recipe=None, *, out_dtype=torch.bfloat16,
-                 pref=Preference.AUTO):
-    """torch._scaled_grouped_mm's 2D x 3D case: rows offs[g-1]..offs[g] of A
-    [M, K] times B[g] [N, K]^T, into those rows of out [M, N] (rows past
-    offs[-1] are 0); plain scales.  Runs as one mxa_gemm_batch."""
+                 b_recipe=None, *, a_layout="plain", b_layout="plain",
+                 out_dtype=torch.bfloat16, pref=Preference.AUTO):
+    """torch._scaled_grouped_mm on block-scaled operands, one
+    mxa_gemm_grouped call; offs holds int32 cumulative group ends on the
+    operands' device, the last equal to the grouped extent.
+
+    2d x 3d (b_qdata [groups, N, K]; MoE forward and dgrad): rows
+    offs[g-1]..offs[g] of A [total_M, K] times B[g]^T, result [total_M, N].
+    2d x 2d (b_qdata [N, total_K]; wgrad): columns offs[g-1]..offs[g]
+    (multiples of the block size) of A [M, total_K] and B, result
+    [groups, M, N] (an empty group's is 0).
+
+    Scales are plain ([rows, K/block], B of 2d x 3d [groups, N, K/block])
+    or swizzled as torchao's MoE training lays them out:
+    torch_to_blocked_2d_M_groups (A of 2d x 3d), torch_to_blocked_2d_K_groups
+    (A and B of 2d x 2d), torch_to_blocked_per_group_3d (B of 2d x 3d)."""
     fn = "grouped_gemm"
     ra = _core.recipe(_recipe_name(recipe), "mxaccel.grouped_gemm: a_recipe")
     rb = _core.recipe(_recipe_name(b_recipe or recipe),
                       "mxaccel.grouped_gemm: b_recipe")
+    if not isinstance(offs, torch.Tensor):
+        _fail(fn, "offs", f"expected a tensor, got {type(offs).__name__}",
+              TypeError)
     return torch.ops.mxaccel.grouped_gemm(
         _raw(fn, "a_qdata", a_qdata, ra, "qdata"),
-        _raw(fn, "a_scale", a_scale, ra, "scale"), ra.name,
+        _raw(fn, "a_scale", a_scale, ra, "scale"), ra.name, a_layout,
         _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
-        _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, offs, out_dtype,
-        preference(pref).name.lower())
+        _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, b_layout, offs,
+        out_dtype, preference(pref).name.lower())
 
 
 # --- weight-only gemm -------------------------------------------------------

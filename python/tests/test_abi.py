@@ -12,6 +12,7 @@ from mxaccel import _lib
 
 STRUCTS = {"mxa_recipe": _lib.Recipe, "mxa_matrix": _lib.Matrix,
            "mxa_dense": _lib.Dense, "mxa_gemm_op": _lib.GemmOp,
+           "mxa_grouped": _lib.Grouped,
            "mxa_op_desc": _lib.OpDesc, "mxa_plan": _lib.Plan,
            "mxa_capability": _lib.Capability,
            "mxa_device_info": _lib.DeviceInfo,
@@ -24,9 +25,10 @@ ENUMS = {f"MXA_{n}": n for n in (
     "ELEM_E4M3", "ELEM_E5M2", "ELEM_E2M3", "ELEM_E3M2", "ELEM_E2M1",
     "SCALE_E8M0", "SCALE_UE4M3", "LAYOUT_PLAIN", "LAYOUT_SWIZZLED",
     "DTYPE_F32", "DTYPE_BF16", "OP_QUANTIZE", "OP_DEQUANTIZE", "OP_GEMM",
-    "OP_QUANTIZE_COLWISE", "OP_GEMM_GROUPED", "OP_GEMM_WEIGHT_ONLY", "SUPPORT_NATIVE",
-    "SUPPORT_EMULATED", "SUPPORT_NONE", "GEMM_ACCUMULATE", "BATCH_MAX",
-    "NAME_MAX", "REASON_MAX")}
+    "OP_QUANTIZE_COLWISE", "OP_GEMM_GROUPED", "OP_GEMM_WEIGHT_ONLY",
+    "SUPPORT_NATIVE", "SUPPORT_EMULATED", "SUPPORT_NONE", "GEMM_ACCUMULATE",
+    "BATCH_MAX", "NAME_MAX", "REASON_MAX", "GROUP_2D_3D", "GROUP_2D_2D",
+    "GROUPS_MAX")}
 
 
 def test_struct_layout_matches_c(tmp_path):

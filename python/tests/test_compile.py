@@ -40,10 +40,23 @@ def samples():
                                "auto", None, None)
     q, s = raw(*mxt.quantize(x, "mxfp8"))
     bq, bs = raw(*mxt.quantize(torch.randn(3 * 24, 64), "mxfp8"))
-    yield "grouped_gemm", (q, s, "mxfp8", bq.view(3, 24, 64),
-                           bs.view(3, 24, 2), "mxfp8",
-                           torch.tensor([10, 10, 40], dtype=torch.int32),
+    offs = torch.tensor([10, 10, 40], dtype=torch.int32)
+    yield "grouped_gemm", (q, s, "mxfp8", "plain", bq.view(3, 24, 64),
+                           bs.view(3, 24, 2), "mxfp8", "plain", offs,
                            torch.float32, "emulated")
+    # torchao's per-group swizzled layouts: A by M groups, B per group
+    a_blk = torch.zeros(40 + 3 * 128, 4, dtype=torch.uint8)
+    a_blk[:40, :2] = s
+    yield "grouped_gemm", (q, a_blk, "mxfp8", "swizzled", bq.view(3, 24, 64),
+                           torch.full((3, 128 * 4), 127, dtype=torch.uint8),
+                           "mxfp8", "swizzled", offs, torch.bfloat16, "auto")
+    # 2d x 2d: groups along K, a [3, 40, 24] result
+    kq, ks = raw(*mxt.quantize(torch.randn(24, 64), "nvfp4"))
+    xq, xs = raw(*mxt.quantize(torch.randn(40, 64), "nvfp4"))
+    yield "grouped_gemm", (xq, xs, "nvfp4", "plain", kq, ks, "nvfp4",
+                           "plain", torch.tensor([16, 16, 64],
+                                                 dtype=torch.int32),
+                           torch.float32, "auto")
 
 
 @pytest.mark.parametrize("op,args", list(samples()),

@@ -106,15 +106,77 @@ def test_weight_only_errors():
 def test_grouped_gemm_errors():
     bq = torch.stack([Q, Q])
     bs = torch.stack([S, S])
-    err(TypeError, r"offs: dtype torch.int64", mxt.grouped_gemm, Q, S, bq,
+    i32 = torch.int32
+    gg = mxt.grouped_gemm
+    offs = torch.tensor([4, 8], dtype=i32)
+    # offs: dtype, device, shape, contiguity, values
+    err(TypeError, r"grouped_gemm: offs: dtype torch.int64", gg, Q, S, bq,
         bs, torch.tensor([4, 8]))
-    err(ValueError, r"offs: expected shape \(2,\)", mxt.grouped_gemm, Q, S,
-        bq, bs, torch.tensor([8], dtype=torch.int32))
-    err(ValueError, r"offs: offs\[1\] = 3 is not in \[4, 8\]",
-        mxt.grouped_gemm, Q, S, bq, bs, torch.tensor([4, 3],
-                                                     dtype=torch.int32))
-    err(ValueError, r"b_qdata: expected 3 dimensions", mxt.grouped_gemm, Q,
-        S, Q, S, torch.tensor([4, 8], dtype=torch.int32))
+    err(TypeError, r"grouped_gemm: offs: expected a tensor", gg, Q, S, bq,
+        bs, [4, 8])
+    err(ValueError, r"grouped_gemm: offs: is on meta but a_qdata is on cpu",
+        gg, Q, S, bq, bs, offs.to("meta"))
+    err(ValueError, r"grouped_gemm: offs: expected shape \(groups,\)", gg,
+        Q, S, bq, bs, offs.view(1, 2))
+    err(ValueError, r"grouped_gemm: offs: expected shape \(groups,\)", gg,
+        Q, S, bq, bs, torch.zeros(0, dtype=i32))
+    err(ValueError, r"grouped_gemm: offs: must be contiguous", gg, Q, S, bq,
+        bs, torch.tensor([4, 0, 8, 0], dtype=i32)[::2])
+    err(ValueError, r"grouped_gemm: offs: offs\[1\] = 3 is below "
+        r"offs\[0\] = 4: group ends must not decrease", gg, Q, S, bq, bs,
+        torch.tensor([4, 3], dtype=i32))
+    err(ValueError, r"grouped_gemm: offs: offs\[0\] = -1 is below 0", gg, Q,
+        S, bq, bs, torch.tensor([-1, 8], dtype=i32))
+    err(ValueError, r"grouped_gemm: offs: offs\[1\] = 9 exceeds a_qdata's "
+        r"rows \(total_M\) = 8", gg, Q, S, bq, bs,
+        torch.tensor([4, 9], dtype=i32))
+    err(ValueError, r"grouped_gemm: offs: the last end offs\[1\] = 6 must "
+        r"equal a_qdata's rows \(total_M\) = 8", gg, Q, S, bq, bs,
+        torch.tensor([4, 6], dtype=i32))
+    # group count: offs against b_qdata's groups
+    err(ValueError, r"grouped_gemm: offs: has 3 group ends but b_qdata has "
+        r"2 groups", gg, Q, S, bq, bs, torch.tensor([2, 4, 8], dtype=i32))
+    # b: rank, stacking, scales
+    err(ValueError, r"grouped_gemm: b_qdata: expected 3 dimensions .* or 2 "
+        r"dimensions", gg, Q, S, bq[None], bs, offs)
+    err(ValueError, r"grouped_gemm: b_qdata: groups must be stacked N = 8 "
+        r"rows apart", gg, Q, S, torch.stack([Q, Q], 1).transpose(0, 1), bs,
+        offs)
+    err(ValueError, r"grouped_gemm: b_scale: groups must be stacked N = 8 "
+        r"scale rows apart", gg, Q, S, bq,
+        torch.stack([S, S], 1).transpose(0, 1), offs)
+    err(ValueError, r"grouped_gemm: b_scale: plain per-group scales must "
+        r"have shape \(groups, N, K/32\) = \(2, 8, 2\)", gg, Q, S, bq,
+        bs[0], offs)
+    err(TypeError, r"grouped_gemm: b_scale: dtype torch.float32 is not "
+        r"mxfp8's scale type", gg, Q, S, bq, bs.float(), offs)
+    err(ValueError, r"grouped_gemm: b_scale: swizzled per-group scales of 2 "
+        r"groups of 8 x 64 must hold 2 x 512 = 1024 entries", gg, Q, S, bq,
+        torch.zeros(2, 500, dtype=torch.uint8), offs, b_layout="swizzled")
+    err(ValueError, r"grouped_gemm: a_scale: swizzled per-group scales for "
+        r"these groups need 1024 entries, got 512", gg, Q,
+        torch.zeros(128, 4, dtype=torch.uint8), bq, bs, offs,
+        a_layout="swizzled")
+    err(ValueError, r"grouped_gemm: a_scale: swizzled per-group scales .* "
+        r"must be contiguous", gg, Q,
+        torch.zeros(1024, 8, dtype=torch.uint8)[:, ::2], bq, bs, offs,
+        a_layout="swizzled")
+    err(ValueError, r"grouped_gemm: a_layout: unknown scale layout 'tiled'",
+        gg, Q, S, bq, bs, offs, a_layout="tiled")
+    err(ValueError, r"grouped_gemm: b_qdata: K = 32 does not match "
+        r"a_qdata's K = 64", gg, Q, S, bq[:, :, :32].contiguous(),
+        bs[:, :, :1].contiguous(), offs)
+    # 2d x 2d: K boundaries on the block size
+    err(ValueError, r"grouped_gemm: offs: offs\[0\] = 16 is not a multiple "
+        r"of the block size 32", gg, Q, S, Q, S,
+        torch.tensor([16, 64], dtype=i32))
+    err(ValueError, r"grouped_gemm: offs: the last end offs\[0\] = 32 must "
+        r"equal the K of a_qdata and b_qdata \(total_K\) = 64", gg, Q, S,
+        Q, S, torch.tensor([32], dtype=i32))
+    err(ValueError, r"grouped_gemm: b_scale: plain scales for 8 x 64 must "
+        r"have shape \(8, 2\)", gg, Q, S, Q, S[:, :1], offs * 8)
+    err(TypeError, r"grouped_gemm: out_dtype: torch.float16 is not "
+        r"supported", gg, Q, S, bq, bs, offs, out_dtype=torch.float16)
 
 
 def test_unsupported_request_names_the_reason():
