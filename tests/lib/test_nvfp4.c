@@ -12,8 +12,9 @@
  * Then every way to get an NVFP4 request wrong, each naming its field.
  *
  * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device whose kernels
- * take no UE4M3 scales (today: accel and cuda) must say so in mxa_query()
- * and refuse with -EOPNOTSUPP, which is then what is tested.
+ * take no UE4M3 scales (today: the PCI device's accel engine) must say
+ * so in mxa_query() and refuse with -EOPNOTSUPP, which is then what is
+ * tested.
  */
 #include <errno.h>
 #include <stdio.h>
