@@ -9,28 +9,16 @@
 # stdout; a bare `mxaccel` prints usage on stderr and exits 2.
 set -u
 
-build=${MXACCEL_BUILD:-build/rel}
-mx=$build/bin/mxaccel
-if [ ! -x "$mx" ]; then
-	echo "skip: $mx not built (make tools)"
-	exit 77
-fi
-# One stderr line per error: the library's debug lines would add more, and a
-# forced kernel would change what --kernel means.
-unset MXACCEL_DEBUG MXACCEL_KERNEL
+. "$(dirname "$0")/lib.sh"
+# One stderr line per error (lib.sh unsets MXACCEL_DEBUG, whose lines would
+# add more), and a forced kernel would change what --kernel means.
+unset MXACCEL_KERNEL
 
-tmp=$(mktemp -d)
-trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 in=$tmp/in
 out=$tmp/out
 mkdir "$in"
 
-failures=0
 cases=0
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
 
 # expect_fail WHAT NEEDLES [VAR=VALUE...] SUBCOMMAND ARGS...
 # NEEDLES: substrings separated by '|' that the message must all contain.

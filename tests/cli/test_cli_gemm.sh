@@ -25,20 +25,8 @@
 # Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED.
 set -u
 
-build=${MXACCEL_BUILD:-build/rel}
-mx=$build/bin/mxaccel
-if [ ! -x "$mx" ]; then
-	echo "skip: $mx not built (make tools)"
-	exit 77
-fi
-if ! command -v python3 >/dev/null; then
-	echo "skip: python3 not installed"
-	exit 77
-fi
-unset MXACCEL_DEBUG
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_python3
 
 python3 - "$mx" "$tmp" "${MXACCEL_TEST_SEED:-20251129}" <<'EOF'
 import os

@@ -10,19 +10,9 @@
 # Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED.
 set -u
 
-build=${MXACCEL_BUILD:-build/rel}
-mx=$build/bin/mxaccel
-if [ ! -x "$mx" ]; then
-	echo "skip: $mx not built (make tools)"
-	exit 77
-fi
-if ! command -v python3 >/dev/null; then
-	echo "skip: python3 not installed"
-	exit 77
-fi
-unset MXACCEL_DEBUG MXACCEL_KERNEL MXACCEL_DEVICE
+. "$(dirname "$0")/lib.sh"
+need_python3
+unset MXACCEL_KERNEL MXACCEL_DEVICE
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 "$(dirname "$0")/gemm_grouped_ref.py" "$mx" "$tmp" \
+python3 "$cli_dir/gemm_grouped_ref.py" "$mx" "$tmp" \
 	"${MXACCEL_TEST_SEED:-20261202}"

@@ -14,53 +14,8 @@
 # ../shared/testdata/mx_golden when it exists, and $MXACCEL_GOLDEN_DIR.
 set -u
 
-build=${MXACCEL_BUILD:-build/rel}
-mx=$build/bin/mxaccel
-if [ ! -x "$mx" ]; then
-	echo "skip: $mx not built (make tools)"
-	exit 77
-fi
-if ! command -v python3 >/dev/null; then
-	echo "skip: python3 not installed"
-	exit 77
-fi
-unset MXACCEL_DEBUG
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-failures=0
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# f32 files equal bit for bit, except that NaN matches any NaN.
-cmp_f32() {
-	python3 - "$1" "$2" <<'EOF'
-import struct
-import sys
-
-got, want = (open(p, "rb").read() for p in sys.argv[1:3])
-if len(got) != len(want):
-    print("%s: %d bytes, want %d" % (sys.argv[1], len(got), len(want)))
-    sys.exit(1)
-n = len(got) // 4
-bad = 0
-for i, (g, w) in enumerate(zip(struct.unpack("<%dI" % n, got),
-                               struct.unpack("<%dI" % n, want))):
-    if (g & 0x7FFFFFFF) > 0x7F800000 and (w & 0x7FFFFFFF) > 0x7F800000:
-        continue
-    if g != w:
-        if bad < 5:
-            print("  element %d (block %d): 0x%08x, want 0x%08x"
-                  % (i, i // 32, g, w))
-        bad += 1
-if bad:
-    print("  %d of %d values differ" % (bad, n))
-sys.exit(1 if bad else 0)
-EOF
-}
+. "$(dirname "$0")/lib.sh"
+need_python3
 
 # The swizzled scale file holds scale (r, c) of the plain file at
 # ((r/128)*(Cp/4) + c/4)*512 + (r%32)*16 + ((r%128)/32)*4 + c%4, zero padding.

@@ -13,25 +13,9 @@
 # and the NVFP4 option errors name the option and the rule.
 set -u
 
-build=${MXACCEL_BUILD:-build/rel}
-mx=$build/bin/mxaccel
-if [ ! -x "$mx" ]; then
-	echo "skip: $mx not built (make tools)"
-	exit 77
-fi
-if ! command -v python3 >/dev/null; then
-	echo "skip: python3 not installed"
-	exit 77
-fi
-unset MXACCEL_DEBUG
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0 cases=0
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/lib.sh"
+need_python3
+cases=0
 
 # Tensor t of a golden directory: its slices into $tmp, and the
 # per-tensor scale as a C99 hex float on stdout.
@@ -49,20 +33,6 @@ for n, size in per.items():
 with open(os.path.join(d, "tensor_scale_f32.bin"), "rb") as f:
     f.seek(4 * t)
     print(struct.unpack("<f", f.read(4))[0].hex())
-PY
-}
-
-# fp32 files equal bit for bit, NaN matching any NaN.
-cmp_f32() {
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-a, b = (open(p, "rb").read() for p in sys.argv[1:3])
-if len(a) != len(b):
-    sys.exit(1)
-for x, y in zip(struct.iter_unpack("<I", a), struct.iter_unpack("<I", b)):
-    nx, ny = (x[0] & 0x7fffffff) > 0x7f800000, (y[0] & 0x7fffffff) > 0x7f800000
-    if (nx or ny) and not (nx and ny) or not (nx or ny) and x != y:
-        sys.exit(1)
 PY
 }
 
