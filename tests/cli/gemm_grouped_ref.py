@@ -13,10 +13,9 @@ Swizzled scales are written here per group as torchao's moe_training lays
 them out (to_blocked of each group on its own: 2d M groups on 128-row
 tiles, 3d per expert, 2d K groups on 4-column tiles), from the cuBLAS
 128x4 tile formula, independently of the library.  Every result must
-equal, bit for bit, the exact value computed with fractions.Fraction by
-gemm_nvfp4_ref.py's reference over the group's rows and K columns (codes,
-UE4M3 / E8M0 scales and fp32 tensor scales decoded from their
-definitions), rounded once.
+equal, bit for bit, mxref.py's exact rational reference over the group's
+rows and K columns (codes, UE4M3 / E8M0 scales and fp32 tensor scales
+decoded from their definitions, the exact sum rounded once).
 """
 import os
 import random
@@ -26,31 +25,17 @@ import sys
 
 sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gemm_nvfp4_ref as ref  # noqa: E402
+import mxref as ref  # noqa: E402
 
-failures = 0
+MX, TMP = None, None    # set by main()
 checked = 0
-
-
-def fail(msg):
-    global failures
-    failures += 1
-    if failures <= 40:
-        print("FAIL: " + msg)
-
-
-def up(x, m):
-    return (x + m - 1) // m * m
 
 
 def swizzled(op, r0, rows, b0, blocks):
     """to_blocked() of op's scales rows [r0, r0 + rows), blocks [b0, b0 +
     blocks): the 128 x 4 tiles, padding 0."""
-    out = bytearray(up(rows, 128) * up(blocks, 4))
-    for r in range(rows):
-        for c in range(blocks):
-            out[ref.swizzle_index(blocks, r, c)] = op.scales[r0 + r][b0 + c]
-    return bytes(out)
+    return ref.swizzle([row[b0:b0 + blocks]
+                        for row in op.scales[r0:r0 + rows]], blocks)
 
 
 def scale_file(op, layout, kind, side, ends, n):
@@ -71,21 +56,8 @@ def scale_file(op, layout, kind, side, ends, n):
 
 
 def operand_args(op, side, layout, kind, ends, n):
-    pre = os.path.join(ref.TMP, "g" + side)
-    with open(pre + ".codes", "wb") as f:
-        f.write(op.code_bytes())
-    with open(pre + ".scales", "wb") as f:
-        f.write(scale_file(op, layout, kind, side, ends, n))
-    a = ["--" + side, pre + ".codes", "--" + side + "-scale",
-         pre + ".scales"]
-    if op.kind == "nvfp4":
-        a += ["--" + side + "-recipe", "nvfp4"]
-        if op.ts_bits:
-            x = struct.unpack("<f", struct.pack("<I", op.ts_bits))[0]
-            a += ["--" + side + "-tensor-scale", x.hex()]
-    else:
-        a += ["--" + side + "-elem", op.elem]
-    return a
+    return op.write_args(side, os.path.join(TMP, "g" + side),
+                         scale_file(op, layout, kind, side, ends, n))
 
 
 def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
@@ -94,13 +66,13 @@ def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
     count = len(ends)
     if kind == "m":
         m, k = ends[-1], 64
-        a = ref.Operand(pa, m, cols=k)
-        b = ref.Operand(pb, count * n, cols=k)
+        a = ref.Operand(pa, m, k)
+        b = ref.Operand(pb, count * n, k)
         crows = m
     else:
         m, k = 5, ends[-1]
-        a = ref.Operand(pa, m, cols=k)
-        b = ref.Operand(pb, n, cols=k)
+        a = ref.Operand(pa, m, k)
+        b = ref.Operand(pb, n, k)
         crows = count * m
     ref.fill(rng, a, "mixed" if pa == "nvfp4" else "special")
     ref.fill(rng, b, "mixed" if pb == "nvfp4" else "special")
@@ -108,8 +80,8 @@ def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
         a.ts_bits = 0x3E2AAAAB
     if b.kind == "nvfp4":
         b.ts_bits = 0x41ABCDEF
-    out = os.path.join(ref.TMP, "gc.out")
-    cmd = [ref.MX, "gemm", "--m", str(m), "--n", str(n), "--k", str(k),
+    out = os.path.join(TMP, "gc.out")
+    cmd = [MX, "gemm", "--m", str(m), "--n", str(n), "--k", str(k),
            "--groups", ",".join(str(e) for e in ends), "--group-kind", kind,
            "--out", out, "--out-dtype", dtype, "--scale-layout", layout,
            "--kernel", "emulated", "--device", "cpu"]
@@ -124,15 +96,15 @@ def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
             vals.append(x >> 16 if size == 2 else x)
         vals[1] = 0x7F80 if size == 2 else 0x7F800000
         vals[2] = 0x8000 if size == 2 else 0x80000000     # -0
-        path = os.path.join(ref.TMP, "gc.in")
+        path = os.path.join(TMP, "gc.in")
         with open(path, "wb") as f:
             for v in vals:
                 f.write(struct.pack("<H" if size == 2 else "<I", v))
         cmd += ["--c-in", path]
-        cin = [ref.f32_value(v << 16 if size == 2 else v) for v in vals]
+        cin = [ref.value_of_bits(v, dtype) for v in vals]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
-        fail("%s: exit %d: %s" % (name, p.returncode, p.stderr.strip()))
+        ref.fail("%s: exit %d: %s" % (name, p.returncode, p.stderr.strip()))
         return
     with open(out, "rb") as f:
         data = f.read()
@@ -152,18 +124,14 @@ def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
                 want = ref.expected_bits(v, dtype)
                 have = got[ci * n + j]
                 checked += 1
-                if want is None:
-                    if not ref.is_nan_bits(have, dtype):
-                        fail("%s: group %d C[%d][%d] = 0x%x, want NaN" %
-                             (name, g, i, j, have))
-                elif have != want:
-                    fail("%s: group %d C[%d][%d] = 0x%x, want 0x%x" %
-                         (name, g, i, j, have, want))
+                ref.check("%s: group %d C[%d][%d]" % (name, g, i, j),
+                          have, want, dtype)
         lo = hi
 
 
 def main():
-    ref.MX, ref.TMP = sys.argv[1], sys.argv[2]
+    global MX, TMP
+    MX, TMP = sys.argv[1], sys.argv[2]
     rng = random.Random(int(sys.argv[3], 0))
     m_ends = [3, 3, 133, 140]
     k_ends = [64, 64, 96, 224]
@@ -184,7 +152,7 @@ def main():
             kind, pa, pb, ends, layout, dtype, use_cin)
     print("%d grouped results checked bit for bit in %d cases" %
           (checked, len(cases)))
-    return 1 if failures else 0
+    return 1 if ref.failures else 0
 
 
 if __name__ == "__main__":
