@@ -3,6 +3,7 @@
  * The public operations: each validates its arguments, resolves a kernel
  * and runs it (or starts it, for the async variant).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,47 +121,67 @@ static int run(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	return ret ? ret : dispatch(dev, &work, 1, fence);
 }
 
+/*
+ * mxa_quantize() and mxa_quantize_colwise(): dst is src's shape, or its
+ * transpose; name prefixes the messages.
+ */
+static int do_quantize(struct mxa_device *dev, const struct mxa_dense *src,
+		       const struct mxa_matrix *dst, enum mxa_scale_mode mode,
+		       enum mxa_pref pref, enum mxa_op op, const char *name,
+		       bool transposed)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct extent ed, es, ein;
+	char what[32];
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "%s: dev is NULL", name);
+	snprintf(what, sizeof(what), "%s: src", name);
+	ret = mxa__check_dense(dev, what, src);
+	if (!ret) {
+		snprintf(what, sizeof(what), "%s: dst", name);
+		ret = mxa__check_matrix(dev, what, dst);
+	}
+	if (ret)
+		return ret;
+	if (!transposed && (src->rows != dst->rows || src->cols != dst->cols))
+		return mxa__err(-EINVAL, "%s: src is %ux%u but dst is %ux%u",
+				name, src->rows, src->cols, dst->rows,
+				dst->cols);
+	if (transposed && (src->rows != dst->cols || src->cols != dst->rows))
+		return mxa__err(-EINVAL,
+				"%s: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
+				name, src->rows, src->cols, src->cols,
+				src->rows, dst->rows, dst->cols);
+	ed = data_extent(dst);
+	es = scale_extent(dst);
+	ein = dense_extent(src);
+	ret = check_overlap(name, &ed, "dst data", &ein, "src");
+	if (!ret)
+		ret = check_overlap(name, &es, "dst scale", &ein, "src");
+	if (!ret)
+		ret = check_overlap(name, &ed, "dst data", &es, "dst scale");
+	if (ret)
+		return ret;
+
+	desc = (struct mxa_op_desc){ .op = op, .a_elem = dst->elem,
+				     .dtype = src->dtype, .mode = mode,
+				     .m = dst->rows, .k = dst->cols,
+				     .a_scale_type = dst->scale_type };
+	job = (struct mxa_job){ .op = op, .a = *dst, .dense = *src,
+				.mode = mode };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
 MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
 			    const struct mxa_dense *src,
 			    const struct mxa_matrix *dst,
 			    enum mxa_scale_mode mode, enum mxa_pref pref)
 {
-	struct mxa_op_desc desc;
-	struct mxa_job job;
-	struct extent ed, es, ein;
-	int ret;
-
-	if (!dev)
-		return mxa__err(-EINVAL, "quantize: dev is NULL");
-	ret = mxa__check_dense(dev, "quantize: src", src);
-	if (!ret)
-		ret = mxa__check_matrix(dev, "quantize: dst", dst);
-	if (ret)
-		return ret;
-	if (src->rows != dst->rows || src->cols != dst->cols)
-		return mxa__err(-EINVAL,
-				"quantize: src is %ux%u but dst is %ux%u",
-				src->rows, src->cols, dst->rows, dst->cols);
-	ed = data_extent(dst);
-	es = scale_extent(dst);
-	ein = dense_extent(src);
-	ret = check_overlap("quantize", &ed, "dst data", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize", &es, "dst scale", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize", &ed, "dst data", &es,
-				    "dst scale");
-	if (ret)
-		return ret;
-
-	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE,
-				     .a_elem = dst->elem, .dtype = src->dtype,
-				     .mode = mode, .m = dst->rows,
-				     .k = dst->cols,
-				     .a_scale_type = dst->scale_type };
-	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE, .a = *dst,
-				.dense = *src, .mode = mode };
-	return run(dev, &desc, pref, &job, NULL);
+	return do_quantize(dev, src, dst, mode, pref, MXA_OP_QUANTIZE,
+			   "quantize", false);
 }
 MXA_SYMVER(mxa_quantize, "MXACCEL_0.2");
 
@@ -170,44 +191,8 @@ MXA_EXPORT int mxa_quantize_colwise(struct mxa_device *dev,
 				    const struct mxa_matrix *dst,
 				    enum mxa_scale_mode mode, enum mxa_pref pref)
 {
-	struct mxa_op_desc desc;
-	struct mxa_job job;
-	struct extent ed, es, ein;
-	int ret;
-
-	if (!dev)
-		return mxa__err(-EINVAL, "quantize_colwise: dev is NULL");
-	ret = mxa__check_dense(dev, "quantize_colwise: src", src);
-	if (!ret)
-		ret = mxa__check_matrix(dev, "quantize_colwise: dst", dst);
-	if (ret)
-		return ret;
-	if (src->rows != dst->cols || src->cols != dst->rows)
-		return mxa__err(-EINVAL,
-				"quantize_colwise: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
-				src->rows, src->cols, src->cols, src->rows,
-				dst->rows, dst->cols);
-	ed = data_extent(dst);
-	es = scale_extent(dst);
-	ein = dense_extent(src);
-	ret = check_overlap("quantize_colwise", &ed, "dst data", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize_colwise", &es, "dst scale", &ein,
-				    "src");
-	if (!ret)
-		ret = check_overlap("quantize_colwise", &ed, "dst data", &es,
-				    "dst scale");
-	if (ret)
-		return ret;
-
-	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE_COLWISE,
-				     .a_elem = dst->elem, .dtype = src->dtype,
-				     .mode = mode, .m = dst->rows,
-				     .k = dst->cols,
-				     .a_scale_type = dst->scale_type };
-	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE_COLWISE, .a = *dst,
-				.dense = *src, .mode = mode };
-	return run(dev, &desc, pref, &job, NULL);
+	return do_quantize(dev, src, dst, mode, pref, MXA_OP_QUANTIZE_COLWISE,
+			   "quantize_colwise", true);
 }
 
 MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
