@@ -235,6 +235,26 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 }
 MXA_SYMVER(mxa_dequantize, "MXACCEL_0.2");
 
+/*
+ * The rules of C = A * B^T that mxa_gemm() and mxa_gemm_weight_only()
+ * share, A being a_rows x a_cols (block-scaled or dense).
+ */
+static int check_gemm_dims(const char *name, uint32_t flags, uint32_t a_rows,
+			   uint32_t a_cols, const struct mxa_matrix *b,
+			   const struct mxa_dense *c)
+{
+	if (flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "%s: unknown flags 0x%x", name,
+				flags & ~MXA_GEMM_ACCUMULATE);
+	if (a_cols != b->cols)
+		return mxa__err(-EINVAL, "%s: a has K = %u but b has K = %u",
+				name, a_cols, b->cols);
+	if (c->rows != a_rows || c->cols != b->rows)
+		return mxa__err(-EINVAL, "%s: c is %ux%u but a*b^T is %ux%u",
+				name, c->rows, c->cols, a_rows, b->rows);
+	return 0;
+}
+
 /* Validate one GEMM and describe it. */
 static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		      const struct mxa_matrix *b, const struct mxa_dense *c,
@@ -254,16 +274,9 @@ static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		ret = mxa__check_dense(dev, "gemm: c", c);
 	if (ret)
 		return ret;
-	if (flags & ~MXA_GEMM_ACCUMULATE)
-		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
-				flags & ~MXA_GEMM_ACCUMULATE);
-	if (a->cols != b->cols)
-		return mxa__err(-EINVAL, "gemm: a has K = %u but b has K = %u",
-				a->cols, b->cols);
-	if (c->rows != a->rows || c->cols != b->rows)
-		return mxa__err(-EINVAL,
-				"gemm: c is %ux%u but a*b^T is %ux%u",
-				c->rows, c->cols, a->rows, b->rows);
+	ret = check_gemm_dims("gemm", flags, a->rows, a->cols, b, c);
+	if (ret)
+		return ret;
 	ec = dense_extent(c);
 	in[0] = data_extent(a);
 	in[1] = scale_extent(a);
@@ -348,17 +361,10 @@ MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
 		ret = mxa__check_dense(dev, "gemm_weight_only: c", c);
 	if (ret)
 		return ret;
-	if (flags & ~MXA_GEMM_ACCUMULATE)
-		return mxa__err(-EINVAL, "gemm_weight_only: unknown flags 0x%x",
-				flags & ~MXA_GEMM_ACCUMULATE);
-	if (a->cols != b->cols)
-		return mxa__err(-EINVAL,
-				"gemm_weight_only: a has K = %u but b has K = %u",
-				a->cols, b->cols);
-	if (c->rows != a->rows || c->cols != b->rows)
-		return mxa__err(-EINVAL,
-				"gemm_weight_only: c is %ux%u but a*b^T is %ux%u",
-				c->rows, c->cols, a->rows, b->rows);
+	ret = check_gemm_dims("gemm_weight_only", flags, a->rows, a->cols, b,
+			      c);
+	if (ret)
+		return ret;
 	ec = dense_extent(c);
 	in[0] = dense_extent(a);
 	in[1] = data_extent(b);
