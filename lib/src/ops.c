@@ -9,50 +9,46 @@
 
 #include "backend.h"
 
-/* Byte range [lo, hi) a matrix touches in one buffer. */
-struct extent {
-	const struct mxa_buffer *buf;
-	size_t lo, hi;
-};
-
 /* Of validated operands: their spans fit their buffers. */
-static struct extent data_extent(const struct mxa_matrix *m)
+struct mxa_extent mxa__data_extent(const struct mxa_matrix *m,
+				   const char *name)
 {
 	struct mxcore_geom g = mxa__geom(m);
 	uint64_t span = 0;
 
 	mxcore_geom_data_span(&g, &span);
-	return (struct extent){ m->data, m->data_offset,
-				m->data_offset + (size_t)span };
+	return (struct mxa_extent){ m->data, m->data_offset,
+				    m->data_offset + (size_t)span, name };
 }
 
-static struct extent scale_extent(const struct mxa_matrix *m)
+struct mxa_extent mxa__scale_extent(const struct mxa_matrix *m,
+				    const char *name)
 {
 	struct mxcore_geom g = mxa__geom(m);
 	uint64_t span = 0;
 
 	mxcore_geom_scale_span(&g, &span);
-	return (struct extent){ m->scale, m->scale_offset,
-				m->scale_offset + (size_t)span };
+	return (struct mxa_extent){ m->scale, m->scale_offset,
+				    m->scale_offset + (size_t)span, name };
 }
 
-static struct extent dense_extent(const struct mxa_dense *d)
+struct mxa_extent mxa__dense_extent(const struct mxa_dense *d,
+				    const char *name)
 {
-	return (struct extent){ d->buf, d->offset, d->offset +
-				(d->rows - 1) * mxa__dense_stride(d) +
-				(size_t)d->cols * mxcore_dtype_size(d->dtype) };
+	return (struct mxa_extent){ d->buf, d->offset, d->offset +
+				    (d->rows - 1) * mxa__dense_stride(d) +
+				    (size_t)d->cols *
+				    mxcore_dtype_size(d->dtype), name };
 }
 
-/* Outputs must not overlap anything else the job touches. */
-static int check_overlap(const char *what, const struct extent *out,
-			 const char *out_name, const struct extent *other,
-			 const char *other_name)
+int mxa__check_overlap(const char *what, const struct mxa_extent *out,
+		       const struct mxa_extent *in)
 {
-	if (out->buf == other->buf && out->lo < other->hi &&
-	    other->lo < out->hi)
+	if (out->buf == in->buf && in->lo < in->hi && out->lo < in->hi &&
+	    in->lo < out->hi)
 		return mxa__err(-EINVAL, "%s: %s [%zu, %zu) overlaps %s [%zu, %zu)",
-				what, out_name, out->lo, out->hi, other_name,
-				other->lo, other->hi);
+				what, out->name, out->lo, out->hi, in->name,
+				in->lo, in->hi);
 	return 0;
 }
 
@@ -132,7 +128,7 @@ static int do_quantize(struct mxa_device *dev, const struct mxa_dense *src,
 {
 	struct mxa_op_desc desc;
 	struct mxa_job job;
-	struct extent ed, es, ein;
+	struct mxa_extent ed, es, ein;
 	char what[32];
 	int ret;
 
@@ -155,14 +151,14 @@ static int do_quantize(struct mxa_device *dev, const struct mxa_dense *src,
 				"%s: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
 				name, src->rows, src->cols, src->cols,
 				src->rows, dst->rows, dst->cols);
-	ed = data_extent(dst);
-	es = scale_extent(dst);
-	ein = dense_extent(src);
-	ret = check_overlap(name, &ed, "dst data", &ein, "src");
+	ed = mxa__data_extent(dst, "dst data");
+	es = mxa__scale_extent(dst, "dst scale");
+	ein = mxa__dense_extent(src, "src");
+	ret = mxa__check_overlap(name, &ed, &ein);
 	if (!ret)
-		ret = check_overlap(name, &es, "dst scale", &ein, "src");
+		ret = mxa__check_overlap(name, &es, &ein);
 	if (!ret)
-		ret = check_overlap(name, &ed, "dst data", &es, "dst scale");
+		ret = mxa__check_overlap(name, &ed, &es);
 	if (ret)
 		return ret;
 
@@ -201,7 +197,7 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 {
 	struct mxa_op_desc desc;
 	struct mxa_job job;
-	struct extent eout, ed, es;
+	struct mxa_extent eout, ed, es;
 	int ret;
 
 	if (!dev)
@@ -215,13 +211,12 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 		return mxa__err(-EINVAL,
 				"dequantize: src is %ux%u but dst is %ux%u",
 				src->rows, src->cols, dst->rows, dst->cols);
-	eout = dense_extent(dst);
-	ed = data_extent(src);
-	es = scale_extent(src);
-	ret = check_overlap("dequantize", &eout, "dst", &ed, "src data");
+	eout = mxa__dense_extent(dst, "dst");
+	ed = mxa__data_extent(src, "src data");
+	es = mxa__scale_extent(src, "src scale");
+	ret = mxa__check_overlap("dequantize", &eout, &ed);
 	if (!ret)
-		ret = check_overlap("dequantize", &eout, "dst", &es,
-				    "src scale");
+		ret = mxa__check_overlap("dequantize", &eout, &es);
 	if (ret)
 		return ret;
 
@@ -261,9 +256,7 @@ static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		      uint32_t flags, struct mxa_op_desc *desc,
 		      struct mxa_job *job)
 {
-	struct extent ec, in[4];
-	static const char *const in_names[] = { "a data", "a scale", "b data",
-						"b scale" };
+	struct mxa_extent ec, in[4];
 	unsigned int i;
 	int ret;
 
@@ -277,13 +270,13 @@ static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 	ret = check_gemm_dims("gemm", flags, a->rows, a->cols, b, c);
 	if (ret)
 		return ret;
-	ec = dense_extent(c);
-	in[0] = data_extent(a);
-	in[1] = scale_extent(a);
-	in[2] = data_extent(b);
-	in[3] = scale_extent(b);
-	for (i = 0; i < 4; i++) {
-		ret = check_overlap("gemm", &ec, "c", &in[i], in_names[i]);
+	ec = mxa__dense_extent(c, "c");
+	in[0] = mxa__data_extent(a, "a data");
+	in[1] = mxa__scale_extent(a, "a scale");
+	in[2] = mxa__data_extent(b, "b data");
+	in[3] = mxa__scale_extent(b, "b scale");
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = mxa__check_overlap("gemm", &ec, &in[i]);
 		if (ret)
 			return ret;
 	}
@@ -345,8 +338,7 @@ MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
 				    const struct mxa_dense *c, uint32_t flags,
 				    enum mxa_pref pref)
 {
-	static const char *const in_names[] = { "a", "b data", "b scale" };
-	struct extent ec, in[3];
+	struct mxa_extent ec, in[3];
 	struct mxa_op_desc desc;
 	struct mxa_job job;
 	unsigned int i;
@@ -365,13 +357,12 @@ MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
 			      c);
 	if (ret)
 		return ret;
-	ec = dense_extent(c);
-	in[0] = dense_extent(a);
-	in[1] = data_extent(b);
-	in[2] = scale_extent(b);
-	for (i = 0; i < 3; i++) {
-		ret = check_overlap("gemm_weight_only", &ec, "c", &in[i],
-				    in_names[i]);
+	ec = mxa__dense_extent(c, "c");
+	in[0] = mxa__dense_extent(a, "a");
+	in[1] = mxa__data_extent(b, "b data");
+	in[2] = mxa__scale_extent(b, "b scale");
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = mxa__check_overlap("gemm_weight_only", &ec, &in[i]);
 		if (ret)
 			return ret;
 	}
