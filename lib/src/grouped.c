@@ -123,36 +123,28 @@ bool mxa__group_next(struct mxa_group_iter *it, struct mxa_job *sub,
 	return true;
 }
 
-/* Byte ranges one operand touches in its buffers, over all groups. */
-struct span {
-	const struct mxa_buffer *buf;
-	size_t lo, hi;
-	const char *name;
-};
-
-static void span_add(struct span *s, size_t lo, size_t len)
+/* Grow s, the bytes one operand touches over all groups, by e. */
+static void span_add(struct mxa_extent *s, const struct mxa_extent *e)
 {
 	if (s->hi == s->lo) {
-		s->lo = lo;
-		s->hi = lo + len;
+		s->lo = e->lo;
+		s->hi = e->hi;
 		return;
 	}
-	if (lo < s->lo)
-		s->lo = lo;
-	if (lo + len > s->hi)
-		s->hi = lo + len;
+	if (e->lo < s->lo)
+		s->lo = e->lo;
+	if (e->hi > s->hi)
+		s->hi = e->hi;
 }
 
-static void matrix_spans(const struct mxa_matrix *m, struct span *data,
-			 struct span *scale)
+static void matrix_spans(const struct mxa_matrix *m, struct mxa_extent *data,
+			 struct mxa_extent *scale)
 {
-	struct mxcore_geom g = mxa__geom(m);
-	uint64_t len = 0;
+	struct mxa_extent e = mxa__data_extent(m, NULL);
 
-	mxcore_geom_data_span(&g, &len);
-	span_add(data, m->data_offset, (size_t)len);
-	mxcore_geom_scale_span(&g, &len);
-	span_add(scale, m->scale_offset, (size_t)len);
+	span_add(data, &e);
+	e = mxa__scale_extent(m, NULL);
+	span_add(scale, &e);
 }
 
 /* The ends: non-negative, non-decreasing, the last = extent, on blocks. */
@@ -212,17 +204,6 @@ static int check_offsets_buffer(struct mxa_device *dev,
 	return 0;
 }
 
-static int check_overlap(const struct span *out, const struct span *in)
-{
-	if (out->buf == in->buf && in->lo < in->hi && out->lo < in->hi &&
-	    in->lo < out->hi)
-		return mxa__err(-EINVAL,
-				"gemm_grouped: %s [%zu, %zu) overlaps %s [%zu, %zu)",
-				out->name, out->lo, out->hi, in->name, in->lo,
-				in->hi);
-	return 0;
-}
-
 /*
  * Every group as the dense GEMM it is: operands inside their buffers, C
  * apart from everything it must not overwrite.
@@ -230,7 +211,7 @@ static int check_overlap(const struct span *out, const struct span *in)
 static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 			const int32_t *ends)
 {
-	struct span in[5] = {
+	struct mxa_extent in[5] = {
 		{ job->a.data, 0, 0, "a data" },
 		{ job->a.scale, 0, 0, "a scale" },
 		{ job->b.data, 0, 0, "b data" },
@@ -239,7 +220,7 @@ static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 		  job->groups.offsets_offset + (size_t)job->groups.count * 4,
 		  "offsets" },
 	};
-	struct span out = { job->dense.buf, 0, 0, "c" };
+	struct mxa_extent out = { job->dense.buf, 0, 0, "c" }, e;
 	struct mxa_group_iter it;
 	struct mxa_job sub;
 	char what[64];
@@ -257,10 +238,8 @@ static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 		ret = mxa__check_dense(dev, what, &sub.dense);
 		if (ret)
 			return ret;
-		span_add(&out, sub.dense.offset,
-			 (sub.dense.rows - 1) * sub.dense.stride +
-			 (size_t)sub.dense.cols *
-			 mxcore_dtype_size(sub.dense.dtype));
+		e = mxa__dense_extent(&sub.dense, NULL);
+		span_add(&out, &e);
 		if (empty)
 			continue;
 		snprintf(what, sizeof(what), "gemm_grouped: group %u a", g);
@@ -275,7 +254,7 @@ static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 		matrix_spans(&sub.b, &in[2], &in[3]);
 	}
 	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
-		ret = check_overlap(&out, &in[i]);
+		ret = mxa__check_overlap("gemm_grouped", &out, &in[i]);
 		if (ret)
 			return ret;
 	}

@@ -47,6 +47,30 @@ struct mxa_recipe_entry {
 extern const struct mxa_recipe_entry mxa__recipes[];
 extern const unsigned int mxa__n_recipes;
 
+/*
+ * Byte range [lo, hi) an operand touches in one buffer, named for
+ * messages ("dst data", "b scale").
+ */
+struct mxa_extent {
+	const struct mxa_buffer *buf;
+	size_t lo, hi;
+	const char *name;
+};
+
+/* ops.c: the extents of operands that passed validation (they fit). */
+struct mxa_extent mxa__data_extent(const struct mxa_matrix *m,
+				   const char *name);
+struct mxa_extent mxa__scale_extent(const struct mxa_matrix *m,
+				    const char *name);
+struct mxa_extent mxa__dense_extent(const struct mxa_dense *d,
+				    const char *name);
+/*
+ * -EINVAL, and "what: out [..) overlaps in [..)" under $MXACCEL_DEBUG,
+ * when output out shares bytes with in; an empty in overlaps nothing.
+ */
+int mxa__check_overlap(const char *what, const struct mxa_extent *out,
+		       const struct mxa_extent *in);
+
 /* Bounded string copy that always terminates. */
 void mxa__strlcpy(char *dst, const char *src, size_t size);
 

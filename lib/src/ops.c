@@ -3,55 +3,52 @@
  * The public operations: each validates its arguments, resolves a kernel
  * and runs it (or starts it, for the async variant).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 
-/* Byte range [lo, hi) a matrix touches in one buffer. */
-struct extent {
-	const struct mxa_buffer *buf;
-	size_t lo, hi;
-};
-
 /* Of validated operands: their spans fit their buffers. */
-static struct extent data_extent(const struct mxa_matrix *m)
+struct mxa_extent mxa__data_extent(const struct mxa_matrix *m,
+				   const char *name)
 {
 	struct mxcore_geom g = mxa__geom(m);
 	uint64_t span = 0;
 
 	mxcore_geom_data_span(&g, &span);
-	return (struct extent){ m->data, m->data_offset,
-				m->data_offset + (size_t)span };
+	return (struct mxa_extent){ m->data, m->data_offset,
+				    m->data_offset + (size_t)span, name };
 }
 
-static struct extent scale_extent(const struct mxa_matrix *m)
+struct mxa_extent mxa__scale_extent(const struct mxa_matrix *m,
+				    const char *name)
 {
 	struct mxcore_geom g = mxa__geom(m);
 	uint64_t span = 0;
 
 	mxcore_geom_scale_span(&g, &span);
-	return (struct extent){ m->scale, m->scale_offset,
-				m->scale_offset + (size_t)span };
+	return (struct mxa_extent){ m->scale, m->scale_offset,
+				    m->scale_offset + (size_t)span, name };
 }
 
-static struct extent dense_extent(const struct mxa_dense *d)
+struct mxa_extent mxa__dense_extent(const struct mxa_dense *d,
+				    const char *name)
 {
-	return (struct extent){ d->buf, d->offset, d->offset +
-				(d->rows - 1) * mxa__dense_stride(d) +
-				(size_t)d->cols * mxcore_dtype_size(d->dtype) };
+	return (struct mxa_extent){ d->buf, d->offset, d->offset +
+				    (d->rows - 1) * mxa__dense_stride(d) +
+				    (size_t)d->cols *
+				    mxcore_dtype_size(d->dtype), name };
 }
 
-/* Outputs must not overlap anything else the job touches. */
-static int check_overlap(const char *what, const struct extent *out,
-			 const char *out_name, const struct extent *other,
-			 const char *other_name)
+int mxa__check_overlap(const char *what, const struct mxa_extent *out,
+		       const struct mxa_extent *in)
 {
-	if (out->buf == other->buf && out->lo < other->hi &&
-	    other->lo < out->hi)
+	if (out->buf == in->buf && in->lo < in->hi && out->lo < in->hi &&
+	    in->lo < out->hi)
 		return mxa__err(-EINVAL, "%s: %s [%zu, %zu) overlaps %s [%zu, %zu)",
-				what, out_name, out->lo, out->hi, other_name,
-				other->lo, other->hi);
+				what, out->name, out->lo, out->hi, in->name,
+				in->lo, in->hi);
 	return 0;
 }
 
@@ -120,47 +117,67 @@ static int run(struct mxa_device *dev, const struct mxa_op_desc *desc,
 	return ret ? ret : dispatch(dev, &work, 1, fence);
 }
 
+/*
+ * mxa_quantize() and mxa_quantize_colwise(): dst is src's shape, or its
+ * transpose; name prefixes the messages.
+ */
+static int do_quantize(struct mxa_device *dev, const struct mxa_dense *src,
+		       const struct mxa_matrix *dst, enum mxa_scale_mode mode,
+		       enum mxa_pref pref, enum mxa_op op, const char *name,
+		       bool transposed)
+{
+	struct mxa_op_desc desc;
+	struct mxa_job job;
+	struct mxa_extent ed, es, ein;
+	char what[32];
+	int ret;
+
+	if (!dev)
+		return mxa__err(-EINVAL, "%s: dev is NULL", name);
+	snprintf(what, sizeof(what), "%s: src", name);
+	ret = mxa__check_dense(dev, what, src);
+	if (!ret) {
+		snprintf(what, sizeof(what), "%s: dst", name);
+		ret = mxa__check_matrix(dev, what, dst);
+	}
+	if (ret)
+		return ret;
+	if (!transposed && (src->rows != dst->rows || src->cols != dst->cols))
+		return mxa__err(-EINVAL, "%s: src is %ux%u but dst is %ux%u",
+				name, src->rows, src->cols, dst->rows,
+				dst->cols);
+	if (transposed && (src->rows != dst->cols || src->cols != dst->rows))
+		return mxa__err(-EINVAL,
+				"%s: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
+				name, src->rows, src->cols, src->cols,
+				src->rows, dst->rows, dst->cols);
+	ed = mxa__data_extent(dst, "dst data");
+	es = mxa__scale_extent(dst, "dst scale");
+	ein = mxa__dense_extent(src, "src");
+	ret = mxa__check_overlap(name, &ed, &ein);
+	if (!ret)
+		ret = mxa__check_overlap(name, &es, &ein);
+	if (!ret)
+		ret = mxa__check_overlap(name, &ed, &es);
+	if (ret)
+		return ret;
+
+	desc = (struct mxa_op_desc){ .op = op, .a_elem = dst->elem,
+				     .dtype = src->dtype, .mode = mode,
+				     .m = dst->rows, .k = dst->cols,
+				     .a_scale_type = dst->scale_type };
+	job = (struct mxa_job){ .op = op, .a = *dst, .dense = *src,
+				.mode = mode };
+	return run(dev, &desc, pref, &job, NULL);
+}
+
 MXA_EXPORT int mxa_quantize(struct mxa_device *dev,
 			    const struct mxa_dense *src,
 			    const struct mxa_matrix *dst,
 			    enum mxa_scale_mode mode, enum mxa_pref pref)
 {
-	struct mxa_op_desc desc;
-	struct mxa_job job;
-	struct extent ed, es, ein;
-	int ret;
-
-	if (!dev)
-		return mxa__err(-EINVAL, "quantize: dev is NULL");
-	ret = mxa__check_dense(dev, "quantize: src", src);
-	if (!ret)
-		ret = mxa__check_matrix(dev, "quantize: dst", dst);
-	if (ret)
-		return ret;
-	if (src->rows != dst->rows || src->cols != dst->cols)
-		return mxa__err(-EINVAL,
-				"quantize: src is %ux%u but dst is %ux%u",
-				src->rows, src->cols, dst->rows, dst->cols);
-	ed = data_extent(dst);
-	es = scale_extent(dst);
-	ein = dense_extent(src);
-	ret = check_overlap("quantize", &ed, "dst data", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize", &es, "dst scale", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize", &ed, "dst data", &es,
-				    "dst scale");
-	if (ret)
-		return ret;
-
-	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE,
-				     .a_elem = dst->elem, .dtype = src->dtype,
-				     .mode = mode, .m = dst->rows,
-				     .k = dst->cols,
-				     .a_scale_type = dst->scale_type };
-	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE, .a = *dst,
-				.dense = *src, .mode = mode };
-	return run(dev, &desc, pref, &job, NULL);
+	return do_quantize(dev, src, dst, mode, pref, MXA_OP_QUANTIZE,
+			   "quantize", false);
 }
 MXA_SYMVER(mxa_quantize, "MXACCEL_0.2");
 
@@ -170,44 +187,8 @@ MXA_EXPORT int mxa_quantize_colwise(struct mxa_device *dev,
 				    const struct mxa_matrix *dst,
 				    enum mxa_scale_mode mode, enum mxa_pref pref)
 {
-	struct mxa_op_desc desc;
-	struct mxa_job job;
-	struct extent ed, es, ein;
-	int ret;
-
-	if (!dev)
-		return mxa__err(-EINVAL, "quantize_colwise: dev is NULL");
-	ret = mxa__check_dense(dev, "quantize_colwise: src", src);
-	if (!ret)
-		ret = mxa__check_matrix(dev, "quantize_colwise: dst", dst);
-	if (ret)
-		return ret;
-	if (src->rows != dst->cols || src->cols != dst->rows)
-		return mxa__err(-EINVAL,
-				"quantize_colwise: src is %ux%u, so dst must be %ux%u (its transpose), not %ux%u",
-				src->rows, src->cols, src->cols, src->rows,
-				dst->rows, dst->cols);
-	ed = data_extent(dst);
-	es = scale_extent(dst);
-	ein = dense_extent(src);
-	ret = check_overlap("quantize_colwise", &ed, "dst data", &ein, "src");
-	if (!ret)
-		ret = check_overlap("quantize_colwise", &es, "dst scale", &ein,
-				    "src");
-	if (!ret)
-		ret = check_overlap("quantize_colwise", &ed, "dst data", &es,
-				    "dst scale");
-	if (ret)
-		return ret;
-
-	desc = (struct mxa_op_desc){ .op = MXA_OP_QUANTIZE_COLWISE,
-				     .a_elem = dst->elem, .dtype = src->dtype,
-				     .mode = mode, .m = dst->rows,
-				     .k = dst->cols,
-				     .a_scale_type = dst->scale_type };
-	job = (struct mxa_job){ .op = MXA_OP_QUANTIZE_COLWISE, .a = *dst,
-				.dense = *src, .mode = mode };
-	return run(dev, &desc, pref, &job, NULL);
+	return do_quantize(dev, src, dst, mode, pref, MXA_OP_QUANTIZE_COLWISE,
+			   "quantize_colwise", true);
 }
 
 MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
@@ -216,7 +197,7 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 {
 	struct mxa_op_desc desc;
 	struct mxa_job job;
-	struct extent eout, ed, es;
+	struct mxa_extent eout, ed, es;
 	int ret;
 
 	if (!dev)
@@ -230,13 +211,12 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 		return mxa__err(-EINVAL,
 				"dequantize: src is %ux%u but dst is %ux%u",
 				src->rows, src->cols, dst->rows, dst->cols);
-	eout = dense_extent(dst);
-	ed = data_extent(src);
-	es = scale_extent(src);
-	ret = check_overlap("dequantize", &eout, "dst", &ed, "src data");
+	eout = mxa__dense_extent(dst, "dst");
+	ed = mxa__data_extent(src, "src data");
+	es = mxa__scale_extent(src, "src scale");
+	ret = mxa__check_overlap("dequantize", &eout, &ed);
 	if (!ret)
-		ret = check_overlap("dequantize", &eout, "dst", &es,
-				    "src scale");
+		ret = mxa__check_overlap("dequantize", &eout, &es);
 	if (ret)
 		return ret;
 
@@ -250,15 +230,33 @@ MXA_EXPORT int mxa_dequantize(struct mxa_device *dev,
 }
 MXA_SYMVER(mxa_dequantize, "MXACCEL_0.2");
 
+/*
+ * The rules of C = A * B^T that mxa_gemm() and mxa_gemm_weight_only()
+ * share, A being a_rows x a_cols (block-scaled or dense).
+ */
+static int check_gemm_dims(const char *name, uint32_t flags, uint32_t a_rows,
+			   uint32_t a_cols, const struct mxa_matrix *b,
+			   const struct mxa_dense *c)
+{
+	if (flags & ~MXA_GEMM_ACCUMULATE)
+		return mxa__err(-EINVAL, "%s: unknown flags 0x%x", name,
+				flags & ~MXA_GEMM_ACCUMULATE);
+	if (a_cols != b->cols)
+		return mxa__err(-EINVAL, "%s: a has K = %u but b has K = %u",
+				name, a_cols, b->cols);
+	if (c->rows != a_rows || c->cols != b->rows)
+		return mxa__err(-EINVAL, "%s: c is %ux%u but a*b^T is %ux%u",
+				name, c->rows, c->cols, a_rows, b->rows);
+	return 0;
+}
+
 /* Validate one GEMM and describe it. */
 static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		      const struct mxa_matrix *b, const struct mxa_dense *c,
 		      uint32_t flags, struct mxa_op_desc *desc,
 		      struct mxa_job *job)
 {
-	struct extent ec, in[4];
-	static const char *const in_names[] = { "a data", "a scale", "b data",
-						"b scale" };
+	struct mxa_extent ec, in[4];
 	unsigned int i;
 	int ret;
 
@@ -269,23 +267,16 @@ static int check_gemm(struct mxa_device *dev, const struct mxa_matrix *a,
 		ret = mxa__check_dense(dev, "gemm: c", c);
 	if (ret)
 		return ret;
-	if (flags & ~MXA_GEMM_ACCUMULATE)
-		return mxa__err(-EINVAL, "gemm: unknown flags 0x%x",
-				flags & ~MXA_GEMM_ACCUMULATE);
-	if (a->cols != b->cols)
-		return mxa__err(-EINVAL, "gemm: a has K = %u but b has K = %u",
-				a->cols, b->cols);
-	if (c->rows != a->rows || c->cols != b->rows)
-		return mxa__err(-EINVAL,
-				"gemm: c is %ux%u but a*b^T is %ux%u",
-				c->rows, c->cols, a->rows, b->rows);
-	ec = dense_extent(c);
-	in[0] = data_extent(a);
-	in[1] = scale_extent(a);
-	in[2] = data_extent(b);
-	in[3] = scale_extent(b);
-	for (i = 0; i < 4; i++) {
-		ret = check_overlap("gemm", &ec, "c", &in[i], in_names[i]);
+	ret = check_gemm_dims("gemm", flags, a->rows, a->cols, b, c);
+	if (ret)
+		return ret;
+	ec = mxa__dense_extent(c, "c");
+	in[0] = mxa__data_extent(a, "a data");
+	in[1] = mxa__scale_extent(a, "a scale");
+	in[2] = mxa__data_extent(b, "b data");
+	in[3] = mxa__scale_extent(b, "b scale");
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = mxa__check_overlap("gemm", &ec, &in[i]);
 		if (ret)
 			return ret;
 	}
@@ -347,8 +338,7 @@ MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
 				    const struct mxa_dense *c, uint32_t flags,
 				    enum mxa_pref pref)
 {
-	static const char *const in_names[] = { "a", "b data", "b scale" };
-	struct extent ec, in[3];
+	struct mxa_extent ec, in[3];
 	struct mxa_op_desc desc;
 	struct mxa_job job;
 	unsigned int i;
@@ -363,24 +353,16 @@ MXA_EXPORT int mxa_gemm_weight_only(struct mxa_device *dev,
 		ret = mxa__check_dense(dev, "gemm_weight_only: c", c);
 	if (ret)
 		return ret;
-	if (flags & ~MXA_GEMM_ACCUMULATE)
-		return mxa__err(-EINVAL, "gemm_weight_only: unknown flags 0x%x",
-				flags & ~MXA_GEMM_ACCUMULATE);
-	if (a->cols != b->cols)
-		return mxa__err(-EINVAL,
-				"gemm_weight_only: a has K = %u but b has K = %u",
-				a->cols, b->cols);
-	if (c->rows != a->rows || c->cols != b->rows)
-		return mxa__err(-EINVAL,
-				"gemm_weight_only: c is %ux%u but a*b^T is %ux%u",
-				c->rows, c->cols, a->rows, b->rows);
-	ec = dense_extent(c);
-	in[0] = dense_extent(a);
-	in[1] = data_extent(b);
-	in[2] = scale_extent(b);
-	for (i = 0; i < 3; i++) {
-		ret = check_overlap("gemm_weight_only", &ec, "c", &in[i],
-				    in_names[i]);
+	ret = check_gemm_dims("gemm_weight_only", flags, a->rows, a->cols, b,
+			      c);
+	if (ret)
+		return ret;
+	ec = mxa__dense_extent(c, "c");
+	in[0] = mxa__dense_extent(a, "a");
+	in[1] = mxa__data_extent(b, "b data");
+	in[2] = mxa__scale_extent(b, "b scale");
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = mxa__check_overlap("gemm_weight_only", &ec, &in[i]);
 		if (ret)
 			return ret;
 	}
