@@ -11,29 +11,6 @@
 
 #include "cpu.h"
 
-static uint32_t tensor_scale_bits(const struct mxa_matrix *m)
-{
-	uint32_t bits;
-
-	memcpy(&bits, &m->tensor_scale, sizeof(bits));
-	return bits;
-}
-
-/* Element i of a dense row as fp32 bits (bf16 widened exactly). */
-static uint32_t dense_bits(const uint8_t *row, bool bf16, uint32_t i)
-{
-	uint32_t v;
-
-	if (bf16) {
-		uint16_t h;
-
-		memcpy(&h, row + 2 * (size_t)i, 2);
-		return (uint32_t)h << 16;
-	}
-	memcpy(&v, row + 4 * (size_t)i, 4);
-	return v;
-}
-
 void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r)
 {
 	const struct mxa_matrix *m = &job->a;
@@ -42,13 +19,13 @@ void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r)
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
 	uint8_t *data = (uint8_t *)cpu_data(m) + mxcore_geom_data_offset(&g, r);
 	uint8_t *scales = (uint8_t *)cpu_scales(m);
-	uint32_t ts = tensor_scale_bits(m), x[MXCORE_NVFP4_BLOCK];
+	uint32_t ts = mxa__tensor_scale_bits(m), x[MXCORE_NVFP4_BLOCK];
 	uint64_t b, blocks = mxcore_geom_blocks(&g);
 	unsigned int i;
 
 	for (b = 0; b < blocks; b++) {
 		for (i = 0; i < MXCORE_NVFP4_BLOCK; i++)
-			x[i] = dense_bits(in, bf16,
+			x[i] = mxa__dense_bits(in, bf16,
 					  (uint32_t)(b * MXCORE_NVFP4_BLOCK + i));
 		scales[mxcore_geom_scale_index(&g, r, b)] =
 			mxcore_nvfp4_quantize_block(x, ts, data + b * 8);
@@ -63,7 +40,7 @@ void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r)
 	const uint8_t *scales = cpu_scales(m);
 	uint8_t *out = cpu_dense_row(&job->dense, r);
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	uint32_t ts = tensor_scale_bits(m), i;
+	uint32_t ts = mxa__tensor_scale_bits(m), i;
 
 	for (i = 0; i < m->cols; i++) {
 		uint8_t s = scales[mxcore_geom_scale_index(&g, r,
