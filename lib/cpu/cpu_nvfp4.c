@@ -4,31 +4,45 @@
  * cpu-quantize and cpu-dequantize: each block through the MX core's
  * torchao-exact functions (mxcore_nvfp4_quantize_block(),
  * mxcore_nvfp4_dequantize()), so the library, the kernel's software
- * engine and the CUDA plugin share one definition.  Scalar: a vector
- * version is future work (Documentation/formats.rst).
+ * engine and the CUDA plugin share one definition.  Quantization runs the
+ * row kernel of the device's instruction-set level (cpu_quant.h: the core
+ * itself, or kernels/avx512/nvfp4_avx512.c, bit-exact with it); the scales
+ * go to the matrix's layout here.  Dequantization is scalar.
  */
 #include <string.h>
 
 #include "cpu.h"
+#include "cpu_quant.h"
 
-void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r)
+/* Blocks handed to the row kernel at once when scales need a bounce. */
+#define CHUNK_BLOCKS 256u
+
+void cpu_nvfp4_quantize_row(const struct mxa_job *job,
+			    const struct cpu_quant *q, uint32_t r)
 {
 	const struct mxa_matrix *m = &job->a;
 	struct mxcore_geom g = mxa__geom(m);
 	const uint8_t *in = cpu_dense_row(&job->dense, r);
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	size_t es = bf16 ? 2 : 4;
 	uint8_t *data = (uint8_t *)cpu_data(m) + mxcore_geom_data_offset(&g, r);
 	uint8_t *scales = (uint8_t *)cpu_scales(m);
-	uint32_t ts = mxa__tensor_scale_bits(m), x[MXCORE_NVFP4_BLOCK];
-	uint64_t b, blocks = mxcore_geom_blocks(&g);
-	unsigned int i;
+	uint32_t ts = mxa__tensor_scale_bits(m);
+	uint32_t blocks = (uint32_t)mxcore_geom_blocks(&g), b, n, i;
+	uint8_t tmp[CHUNK_BLOCKS];
 
-	for (b = 0; b < blocks; b++) {
-		for (i = 0; i < MXCORE_NVFP4_BLOCK; i++)
-			x[i] = mxa__dense_bits(in, bf16,
-					  (uint32_t)(b * MXCORE_NVFP4_BLOCK + i));
-		scales[mxcore_geom_scale_index(&g, r, b)] =
-			mxcore_nvfp4_quantize_block(x, ts, data + b * 8);
+	if (m->scale_layout == MXA_LAYOUT_PLAIN) {
+		q->nvfp4_quantize_row(in, bf16, m->cols, ts, data,
+				      scales + mxcore_geom_scale_index(&g, r, 0));
+		return;
+	}
+	for (b = 0; b < blocks; b += n) {
+		n = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
+		q->nvfp4_quantize_row(in + (size_t)b * MXCORE_NVFP4_BLOCK * es,
+				      bf16, n * MXCORE_NVFP4_BLOCK, ts,
+				      data + (size_t)b * 8, tmp);
+		for (i = 0; i < n; i++)
+			scales[mxcore_geom_scale_index(&g, r, b + i)] = tmp[i];
 	}
 }
 
