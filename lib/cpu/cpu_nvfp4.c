@@ -4,10 +4,10 @@
  * cpu-quantize and cpu-dequantize: each block through the MX core's
  * torchao-exact functions (mxcore_nvfp4_quantize_block(),
  * mxcore_nvfp4_dequantize()), so the library, the kernel's software
- * engine and the CUDA plugin share one definition.  Quantization runs the
- * row kernel of the device's instruction-set level (cpu_quant.h: the core
+ * engine and the CUDA plugin share one definition.  Both run the
+ * row kernels of the device's instruction-set level (cpu_quant.h: the core
  * itself, or kernels/avx512/nvfp4_avx512.c, bit-exact with it); the scales
- * go to the matrix's layout here.  Dequantization is scalar.
+ * go to and from the matrix's layout here.
  */
 #include <string.h>
 
@@ -46,7 +46,8 @@ void cpu_nvfp4_quantize_row(const struct mxa_job *job,
 	}
 }
 
-void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r)
+void cpu_nvfp4_dequantize_row(const struct mxa_job *job,
+			      const struct cpu_quant *q, uint32_t r)
 {
 	const struct mxa_matrix *m = &job->a;
 	struct mxcore_geom g = mxa__geom(m);
@@ -54,22 +55,23 @@ void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r)
 	const uint8_t *scales = cpu_scales(m);
 	uint8_t *out = cpu_dense_row(&job->dense, r);
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	uint32_t ts = mxa__tensor_scale_bits(m), i;
+	size_t es = bf16 ? 2 : 4;
+	uint32_t ts = mxa__tensor_scale_bits(m);
+	uint32_t blocks = (uint32_t)mxcore_geom_blocks(&g), b, n, i;
+	uint8_t tmp[CHUNK_BLOCKS];
 
-	for (i = 0; i < m->cols; i++) {
-		uint8_t s = scales[mxcore_geom_scale_index(&g, r,
-							   i / MXCORE_NVFP4_BLOCK)];
-		uint8_t c = (codes[i / 2] >> ((i & 1) * 4)) & 0xf;
-		uint32_t v = mxcore_nvfp4_dequantize(c, s, ts,
-						     bf16 ? MXCORE_BF16 :
-						     MXCORE_F32);
-
-		if (bf16) {
-			uint16_t h = (uint16_t)v;
-
-			memcpy(out + 2 * (size_t)i, &h, 2);
-		} else {
-			memcpy(out + 4 * (size_t)i, &v, 4);
-		}
+	if (m->scale_layout == MXA_LAYOUT_PLAIN) {
+		q->nvfp4_dequantize_row(codes,
+					scales + mxcore_geom_scale_index(&g, r, 0),
+					m->cols, ts, bf16, out);
+		return;
+	}
+	for (b = 0; b < blocks; b += n) {
+		n = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
+		for (i = 0; i < n; i++)
+			tmp[i] = scales[mxcore_geom_scale_index(&g, r, b + i)];
+		q->nvfp4_dequantize_row(codes + (size_t)b * 8, tmp,
+					n * MXCORE_NVFP4_BLOCK, ts, bf16,
+					out + (size_t)b * MXCORE_NVFP4_BLOCK * es);
 	}
 }

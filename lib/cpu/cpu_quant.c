@@ -122,7 +122,7 @@ static void dequantize_rows(void *arg, unsigned int task,
 		uint8_t *out = cpu_dense_row(dst, r);
 
 		if (m->scale_type == MXA_SCALE_UE4M3) {
-			cpu_nvfp4_dequantize_row(rj->job, r);
+			cpu_nvfp4_dequantize_row(rj->job, rj->q, r);
 			continue;
 		}
 		if (plain) {

@@ -34,11 +34,23 @@ struct cpu_quant {
 	void (*nvfp4_quantize_row)(const void *src, bool bf16, uint32_t cols,
 				   uint32_t tensor_scale, uint8_t *codes,
 				   uint8_t *scales);
+	/* The inverse: cols values of dtype bf16 or fp32 to dst. */
+	void (*nvfp4_dequantize_row)(const uint8_t *codes,
+				     const uint8_t *scales, uint32_t cols,
+				     uint32_t tensor_scale, bool bf16,
+				     void *dst);
 };
 
 void cpu_nvfp4_quantize_row_ref(const void *src, bool bf16, uint32_t cols,
 				uint32_t tensor_scale, uint8_t *codes,
 				uint8_t *scales);
+void cpu_nvfp4_dequantize_row_ref(const uint8_t *codes,
+				  const uint8_t *scales, uint32_t cols,
+				  uint32_t tensor_scale, bool bf16, void *dst);
+void cpu_nvfp4_dequantize_row_avx512(const uint8_t *codes,
+				     const uint8_t *scales, uint32_t cols,
+				     uint32_t tensor_scale, bool bf16,
+				     void *dst);
 void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 				   uint32_t cols, uint32_t tensor_scale,
 				   uint8_t *codes, uint8_t *scales);

@@ -14,7 +14,8 @@
  * ($MXACCEL_CPU_ISA picks one instead), and random tensors quantized at
  * each vector level compared bit for bit with level ref (the core):
  * every exponent range, ties, NaN, Inf, zeros, subnormals, tensor scales
- * down to the subnormal ones.
+ * down to the subnormal ones; then dequantized back (also with random
+ * scale bytes), fp32 and bf16, against the core the same way.
  *
  * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device whose kernels
  * take no UE4M3 scales (today: the PCI device's accel engine) must say
@@ -431,11 +432,40 @@ static void quantize_on(struct mxa_device *dev, const uint32_t *src,
 	mxa_buffer_free(scale);
 }
 
+/* Dequantize codes and scales (rows x cols, layout) on dev to fp32 or bf16. */
+static void *dequantize_on(struct mxa_device *dev, uint32_t rows,
+			   uint32_t cols, enum mxa_scale_layout layout,
+			   float ts, const struct nv_run *in, bool bf16)
+{
+	size_t n = (size_t)rows * cols, es = bf16 ? 2 : 4;
+	struct mxa_buffer *data = buffer(dev, n / 2);
+	struct mxa_buffer *scale = buffer(dev, in->sbytes);
+	struct mxa_buffer *out = buffer(dev, n * es);
+	struct mxa_matrix m = {
+		.data = data, .scale = scale, .elem = MXA_ELEM_E2M1,
+		.scale_type = MXA_SCALE_UE4M3, .scale_layout = layout,
+		.rows = rows, .cols = cols, .tensor_scale = ts,
+	};
+	struct mxa_dense d = { .buf = out, .rows = rows, .cols = cols,
+			       .dtype = bf16 ? MXA_DTYPE_BF16 : MXA_DTYPE_F32 };
+	void *host = malloc(n * es);
+
+	mxa_buffer_write(data, 0, in->data, n / 2);
+	mxa_buffer_write(scale, 0, in->scale, in->sbytes);
+	CHECK_RET(mxa_dequantize(dev, &m, &d, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(out, 0, host, n * es);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+	mxa_buffer_free(out);
+	return host;
+}
+
 static unsigned int random_blocks;
 
 /*
  * Random tensors quantized at level isa and at "ref" (the core, block by
- * block): codes and scales bit for bit, plain and swizzled, fp32 and bf16.
+ * block): codes and scales bit for bit, plain and swizzled, fp32 and bf16;
+ * and dequantized.
  */
 static void test_random(struct mxa_device *ref, struct mxa_device *dev,
 			const char *isa, unsigned int rounds)
@@ -474,6 +504,27 @@ static void test_random(struct mxa_device *ref, struct mxa_device *dev,
 				      got.scale[i], want.scale[i]);
 				break;
 			}
+		/*
+		 * Dequantize the core's result back, or random scale bytes
+		 * (NaN, subnormal and negative UE4M3 codes among them).
+		 */
+		if (n & 4)
+			for (i = 0; i < want.sbytes; i++)
+				want.scale[i] = (uint8_t)test_rand();
+		for (i = 0; i < 2; i++) {
+			size_t bytes = (size_t)rows * cols * (i ? 2 : 4);
+			void *a = dequantize_on(ref, rows, cols, layout, ts,
+						&want, i);
+			void *b = dequantize_on(dev, rows, cols, layout, ts,
+						&want, i);
+
+			CHECK(!memcmp(a, b, bytes),
+			      "%s: %ux%u %s tensor scale 0x%08x: dequantized to %s unlike the core",
+			      isa, rows, cols, mxa_layout_name(layout), tsb,
+			      i ? "bf16" : "fp32");
+			free(a);
+			free(b);
+		}
 		random_blocks += rows * cols / 16;
 		free(src);
 		free(want.data);

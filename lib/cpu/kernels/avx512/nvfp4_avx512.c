@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The NVFP4 quantize row for AVX-512: one block of 16 is one zmm of fp32.
- * Bit-exact with the core's mxcore_nvfp4_quantize_block() (torchao's
- * nvfp4_quantize()), whose steps it follows in hardware fp32:
+ * The NVFP4 rows for AVX-512: one block of 16 is one zmm of fp32.
+ * Quantization is bit-exact with the core's mxcore_nvfp4_quantize_block()
+ * (torchao's nvfp4_quantize()), whose steps it follows in hardware fp32:
  *
  * - amax: integer maximum of |x| per block; 16 blocks at a time then go
  *   through the scale steps as one vector;
@@ -191,6 +191,88 @@ NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 			scales[b0 + i] = nv_block_core(in, bf16, at,
 						       tensor_scale, out);
 		}
+	}
+}
+
+/*
+ * Dequantization, as mxcore_nvfp4_dequantize(): the block's total scale
+ * (the UE4M3 value, times the tensor scale by one fp32 multiply) times
+ * each element's exact e2m1 value (a table lookup), one fp32 multiply,
+ * then bf16 by rounding to nearest even.  A NaN scale, or an element that
+ * makes NaN (0 * Inf), sends the block to the core.
+ *
+ * The fp32 value of a UE4M3 code other than NaN (0x7f, 0xff): exact.
+ */
+static inline NV float nv_e4m3(uint8_t c)
+{
+	uint32_t e = (c >> 3) & 0xf, m = c & 7, bits = (e + 120) << 23 | m << 20;
+	float v;
+
+	if (e)
+		memcpy(&v, &bits, 4);
+	else
+		v = (float)m * 0x1p-9f;		/* subnormal: m * 2^-9 */
+	return c & 0x80 ? -v : v;
+}
+
+/* One block of 16 to o; false (nothing stored) if it needs the core. */
+static inline NV bool nv_dequant_block(const uint8_t *codes, uint8_t scale,
+				       uint32_t tensor_scale, bool bf16,
+				       uint8_t *o)
+{
+	/* e2m1 codes 0-15: +-0, 0.5, 1, 1.5, 2, 3, 4, 6 */
+	const __m512 e2m1 = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f,
+					   4.0f, 6.0f, -0.0f, -0.5f, -1.0f,
+					   -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+	__m128i raw, lo, hi;
+	float total, ts;
+	__m512i v;
+
+	if ((scale & 0x7f) == 0x7f)
+		return false;
+	total = nv_e4m3(scale);
+	if (tensor_scale) {
+		memcpy(&ts, &tensor_scale, 4);
+		total = ts * total;
+	}
+	raw = _mm_loadl_epi64((const void *)codes);
+	lo = _mm_and_si128(raw, _mm_set1_epi8(0xf));
+	hi = _mm_and_si128(_mm_srli_epi16(raw, 4), _mm_set1_epi8(0xf));
+	v = _mm512_castps_si512(_mm512_mul_ps(_mm512_permutexvar_ps(
+		_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), e2m1),
+		_mm512_set1_ps(total)));
+	if (_mm512_cmp_ps_mask(_mm512_castsi512_ps(v), _mm512_castsi512_ps(v),
+			       _CMP_UNORD_Q))
+		return false;
+	if (!bf16) {
+		_mm512_storeu_si512(o, v);
+		return true;
+	}
+	v = _mm512_add_epi32(v, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+		_mm512_and_si512(_mm512_srli_epi32(v, 16),
+				 _mm512_set1_epi32(1))));
+	_mm256_storeu_si256((void *)o, _mm512_cvtepi32_epi16(
+		_mm512_srli_epi32(v, 16)));
+	return true;
+}
+
+NV_TARGET void cpu_nvfp4_dequantize_row_avx512(const uint8_t *codes,
+					       const uint8_t *scales,
+					       uint32_t cols,
+					       uint32_t tensor_scale,
+					       bool bf16, void *dst)
+{
+	size_t es = bf16 ? 2 : 4;
+	uint8_t *out = dst;
+	uint32_t b;
+
+	for (b = 0; b < cols / NV_BLOCK; b++) {
+		const uint8_t *c = codes + (size_t)b * 8;
+		uint8_t *o = out + (size_t)b * NV_BLOCK * es;
+
+		if (!nv_dequant_block(c, scales[b], tensor_scale, bf16, o))
+			cpu_nvfp4_dequantize_row_ref(c, &scales[b], NV_BLOCK,
+						     tensor_scale, bf16, o);
 	}
 }
 #endif
