@@ -30,7 +30,7 @@ static const char usage[] =
 "  --op OP             all (default): machine peaks, then gemm in mxfp8 and\n"
 "                      mxfp4 beside OpenBLAS SGEMM, then quantize in mxfp8\n"
 "                      beside memcpy; gemm: C = A * B^T with fp32 C only;\n"
-"                      quantize: fp32 -> MX only; decode: weight-only\n"
+"                      quantize: fp32 -> MX (or nvfp4) only; decode: weight-only\n"
 "                      GEMM, bf16 A x MX B (default mxfp4), fp32 C, at\n"
 "                      1x14336x4096 and 16x14336x4096 (or --m/--n/--k)\n"
 "                      beside oneDNN bf16 matmul on bf16 weights and\n"
@@ -206,16 +206,23 @@ static int new_matrix(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
 {
 	size_t data_bytes, scale_bytes;
 
+	int ret;
+
 	memset(mat, 0, sizeof(*mat));
-	if (cli_data_bytes(ctx->recipe.elem, rows, cols, &data_bytes) ||
-	    cli_scale_bytes(MXA_LAYOUT_PLAIN, rows, cols, &scale_bytes) ||
-	    cli_buffer_new(ctx->dev, data_bytes, &mat->data) ||
-	    cli_buffer_new(ctx->dev, scale_bytes, &mat->scale))
-		return -1;
 	mat->elem = ctx->recipe.elem;
+	mat->scale_type = ctx->recipe.scale_type;	/* UE4M3 for nvfp4 */
 	mat->scale_layout = MXA_LAYOUT_PLAIN;
 	mat->rows = rows;
 	mat->cols = cols;
+	ret = mxa_matrix_bytes(mat, &data_bytes, &scale_bytes);
+	if (ret) {
+		cli_error("mxa_matrix_bytes(%ux%u): %s", rows, cols,
+			  mxa_strerror(ret));
+		return -1;
+	}
+	if (cli_buffer_new(ctx->dev, data_bytes, &mat->data) ||
+	    cli_buffer_new(ctx->dev, scale_bytes, &mat->scale))
+		return -1;
 	return 0;
 }
 
@@ -913,6 +920,7 @@ static int bench_quantize(struct bench_ctx *ctx)
 		.op = MXA_OP_QUANTIZE, .a_elem = ctx->recipe.elem,
 		.b_elem = ctx->recipe.elem, .dtype = MXA_DTYPE_F32,
 		.mode = ctx->recipe.mode, .m = m, .k = k,
+		.a_scale_type = ctx->recipe.scale_type,
 	};
 	struct quantize_run q = {
 		.dev = ctx->dev, .mode = ctx->recipe.mode, .pref = ctx->pref,

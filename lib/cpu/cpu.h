@@ -66,9 +66,13 @@ int cpu_quantize(struct mxa_device *dev, const struct mxa_job *job);
 int cpu_dequantize(struct mxa_device *dev, const struct mxa_job *job);
 /* cpu_colwise.c: mxa_quantize_colwise(). */
 int cpu_quantize_colwise(struct mxa_device *dev, const struct mxa_job *job);
+struct cpu_quant;
+
 /* cpu_nvfp4.c: row r of a UE4M3 (NVFP4) quantize / dequantize job. */
-void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r);
-void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r);
+void cpu_nvfp4_quantize_row(const struct mxa_job *job,
+			    const struct cpu_quant *q, uint32_t r);
+void cpu_nvfp4_dequantize_row(const struct mxa_job *job,
+			      const struct cpu_quant *q, uint32_t r);
 
 /* cpu_exact.c */
 int cpu_gemm_exact(struct mxa_device *dev, const struct mxa_job *job);

@@ -21,20 +21,6 @@ struct colwise_job {
 	const struct mxa_job *job;
 };
 
-static uint32_t src_bits(const uint8_t *row, bool bf16, uint32_t col)
-{
-	uint32_t v;
-
-	if (bf16) {
-		uint16_t h;
-
-		memcpy(&h, row + 2 * (size_t)col, 2);
-		return (uint32_t)h << 16;
-	}
-	memcpy(&v, row + 4 * (size_t)col, 4);
-	return v;
-}
-
 static void colwise_band(void *arg, unsigned int task, unsigned int worker)
 {
 	const struct colwise_job *cj = arg;
@@ -44,7 +30,8 @@ static void colwise_band(void *arg, unsigned int task, unsigned int worker)
 	struct mxcore_geom g = mxa__geom(m);
 	bool bf16 = src->dtype == MXA_DTYPE_BF16;
 	bool nvfp4 = m->scale_type == MXA_SCALE_UE4M3;
-	uint32_t block = mxcore_geom_block(&g), ts;
+	uint32_t block = mxcore_geom_block(&g);
+	uint32_t ts = mxa__tensor_scale_bits(m);
 	uint64_t blocks = mxcore_geom_blocks(&g), bb = mxcore_geom_block_bytes(&g);
 	uint32_t r0 = task * BAND, r1 = r0 + BAND, r, i;
 	uint8_t *data = (uint8_t *)cpu_data(m);
@@ -54,7 +41,6 @@ static void colwise_band(void *arg, unsigned int task, unsigned int worker)
 	uint64_t b;
 
 	(void)worker;
-	memcpy(&ts, &m->tensor_scale, sizeof(ts));
 	if (r1 > m->rows)
 		r1 = m->rows;
 	for (b = 0; b < blocks; b++) {
@@ -64,7 +50,7 @@ static void colwise_band(void *arg, unsigned int task, unsigned int worker)
 			uint8_t s;
 
 			for (i = 0; i < block; i++)
-				x[i] = src_bits(cpu_dense_row(src,
+				x[i] = mxa__dense_bits(cpu_dense_row(src,
 							      (uint32_t)(b * block + i)),
 						bf16, r);
 			s = nvfp4 ? mxcore_nvfp4_quantize_block(x, ts, out) :

@@ -4,58 +4,50 @@
  * cpu-quantize and cpu-dequantize: each block through the MX core's
  * torchao-exact functions (mxcore_nvfp4_quantize_block(),
  * mxcore_nvfp4_dequantize()), so the library, the kernel's software
- * engine and the CUDA plugin share one definition.  Scalar: a vector
- * version is future work (Documentation/formats.rst).
+ * engine and the CUDA plugin share one definition.  Both run the
+ * row kernels of the device's instruction-set level (cpu_quant.h: the core
+ * itself, or kernels/avx512/nvfp4_avx512.c, bit-exact with it); the scales
+ * go to and from the matrix's layout here.
  */
 #include <string.h>
 
 #include "cpu.h"
+#include "cpu_quant.h"
 
-static uint32_t tensor_scale_bits(const struct mxa_matrix *m)
-{
-	uint32_t bits;
+/* Blocks handed to the row kernel at once when scales need a bounce. */
+#define CHUNK_BLOCKS 256u
 
-	memcpy(&bits, &m->tensor_scale, sizeof(bits));
-	return bits;
-}
-
-/* Element i of a dense row as fp32 bits (bf16 widened exactly). */
-static uint32_t dense_bits(const uint8_t *row, bool bf16, uint32_t i)
-{
-	uint32_t v;
-
-	if (bf16) {
-		uint16_t h;
-
-		memcpy(&h, row + 2 * (size_t)i, 2);
-		return (uint32_t)h << 16;
-	}
-	memcpy(&v, row + 4 * (size_t)i, 4);
-	return v;
-}
-
-void cpu_nvfp4_quantize_row(const struct mxa_job *job, uint32_t r)
+void cpu_nvfp4_quantize_row(const struct mxa_job *job,
+			    const struct cpu_quant *q, uint32_t r)
 {
 	const struct mxa_matrix *m = &job->a;
 	struct mxcore_geom g = mxa__geom(m);
 	const uint8_t *in = cpu_dense_row(&job->dense, r);
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
+	size_t es = bf16 ? 2 : 4;
 	uint8_t *data = (uint8_t *)cpu_data(m) + mxcore_geom_data_offset(&g, r);
 	uint8_t *scales = (uint8_t *)cpu_scales(m);
-	uint32_t ts = tensor_scale_bits(m), x[MXCORE_NVFP4_BLOCK];
-	uint64_t b, blocks = mxcore_geom_blocks(&g);
-	unsigned int i;
+	uint32_t ts = mxa__tensor_scale_bits(m);
+	uint32_t blocks = (uint32_t)mxcore_geom_blocks(&g), b, n, i;
+	uint8_t tmp[CHUNK_BLOCKS];
 
-	for (b = 0; b < blocks; b++) {
-		for (i = 0; i < MXCORE_NVFP4_BLOCK; i++)
-			x[i] = dense_bits(in, bf16,
-					  (uint32_t)(b * MXCORE_NVFP4_BLOCK + i));
-		scales[mxcore_geom_scale_index(&g, r, b)] =
-			mxcore_nvfp4_quantize_block(x, ts, data + b * 8);
+	if (m->scale_layout == MXA_LAYOUT_PLAIN) {
+		q->nvfp4_quantize_row(in, bf16, m->cols, ts, data,
+				      scales + mxcore_geom_scale_index(&g, r, 0));
+		return;
+	}
+	for (b = 0; b < blocks; b += n) {
+		n = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
+		q->nvfp4_quantize_row(in + (size_t)b * MXCORE_NVFP4_BLOCK * es,
+				      bf16, n * MXCORE_NVFP4_BLOCK, ts,
+				      data + (size_t)b * 8, tmp);
+		for (i = 0; i < n; i++)
+			scales[mxcore_geom_scale_index(&g, r, b + i)] = tmp[i];
 	}
 }
 
-void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r)
+void cpu_nvfp4_dequantize_row(const struct mxa_job *job,
+			      const struct cpu_quant *q, uint32_t r)
 {
 	const struct mxa_matrix *m = &job->a;
 	struct mxcore_geom g = mxa__geom(m);
@@ -63,22 +55,23 @@ void cpu_nvfp4_dequantize_row(const struct mxa_job *job, uint32_t r)
 	const uint8_t *scales = cpu_scales(m);
 	uint8_t *out = cpu_dense_row(&job->dense, r);
 	bool bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	uint32_t ts = tensor_scale_bits(m), i;
+	size_t es = bf16 ? 2 : 4;
+	uint32_t ts = mxa__tensor_scale_bits(m);
+	uint32_t blocks = (uint32_t)mxcore_geom_blocks(&g), b, n, i;
+	uint8_t tmp[CHUNK_BLOCKS];
 
-	for (i = 0; i < m->cols; i++) {
-		uint8_t s = scales[mxcore_geom_scale_index(&g, r,
-							   i / MXCORE_NVFP4_BLOCK)];
-		uint8_t c = (codes[i / 2] >> ((i & 1) * 4)) & 0xf;
-		uint32_t v = mxcore_nvfp4_dequantize(c, s, ts,
-						     bf16 ? MXCORE_BF16 :
-						     MXCORE_F32);
-
-		if (bf16) {
-			uint16_t h = (uint16_t)v;
-
-			memcpy(out + 2 * (size_t)i, &h, 2);
-		} else {
-			memcpy(out + 4 * (size_t)i, &v, 4);
-		}
+	if (m->scale_layout == MXA_LAYOUT_PLAIN) {
+		q->nvfp4_dequantize_row(codes,
+					scales + mxcore_geom_scale_index(&g, r, 0),
+					m->cols, ts, bf16, out);
+		return;
+	}
+	for (b = 0; b < blocks; b += n) {
+		n = blocks - b < CHUNK_BLOCKS ? blocks - b : CHUNK_BLOCKS;
+		for (i = 0; i < n; i++)
+			tmp[i] = scales[mxcore_geom_scale_index(&g, r, b + i)];
+		q->nvfp4_dequantize_row(codes + (size_t)b * 8, tmp,
+					n * MXCORE_NVFP4_BLOCK, ts, bf16,
+					out + (size_t)b * MXCORE_NVFP4_BLOCK * es);
 	}
 }

@@ -54,7 +54,7 @@ static void quantize_rows(void *arg, unsigned int task, unsigned int worker)
 		const uint8_t *in = cpu_dense_row(src, r);
 
 		if (m->scale_type == MXA_SCALE_UE4M3) {
-			cpu_nvfp4_quantize_row(rj->job, r);
+			cpu_nvfp4_quantize_row(rj->job, rj->q, r);
 			continue;
 		}
 		uint8_t *out = (uint8_t *)cpu_data(m) +
@@ -122,7 +122,7 @@ static void dequantize_rows(void *arg, unsigned int task,
 		uint8_t *out = cpu_dense_row(dst, r);
 
 		if (m->scale_type == MXA_SCALE_UE4M3) {
-			cpu_nvfp4_dequantize_row(rj->job, r);
+			cpu_nvfp4_dequantize_row(rj->job, rj->q, r);
 			continue;
 		}
 		if (plain) {

@@ -26,7 +26,34 @@ struct cpu_quant {
 	void (*dequantize_row)(enum mxcore_elem elem, const uint8_t *codes,
 			       const uint8_t *scales, uint32_t cols, bool bf16,
 			       void *dst);
+	/*
+	 * NVFP4: cols (a multiple of 16) fp32 or bf16 values at src ->
+	 * cols / 2 bytes of e2m1 codes and one UE4M3 scale per 16;
+	 * tensor_scale the fp32 bits of the per-tensor scale, 0 for none.
+	 */
+	void (*nvfp4_quantize_row)(const void *src, bool bf16, uint32_t cols,
+				   uint32_t tensor_scale, uint8_t *codes,
+				   uint8_t *scales);
+	/* The inverse: cols values of dtype bf16 or fp32 to dst. */
+	void (*nvfp4_dequantize_row)(const uint8_t *codes,
+				     const uint8_t *scales, uint32_t cols,
+				     uint32_t tensor_scale, bool bf16,
+				     void *dst);
 };
+
+void cpu_nvfp4_quantize_row_ref(const void *src, bool bf16, uint32_t cols,
+				uint32_t tensor_scale, uint8_t *codes,
+				uint8_t *scales);
+void cpu_nvfp4_dequantize_row_ref(const uint8_t *codes,
+				  const uint8_t *scales, uint32_t cols,
+				  uint32_t tensor_scale, bool bf16, void *dst);
+void cpu_nvfp4_dequantize_row_avx512(const uint8_t *codes,
+				     const uint8_t *scales, uint32_t cols,
+				     uint32_t tensor_scale, bool bf16,
+				     void *dst);
+void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
+				   uint32_t cols, uint32_t tensor_scale,
+				   uint8_t *codes, uint8_t *scales);
 
 extern const struct cpu_quant cpu_quant_ref;
 extern const struct cpu_quant cpu_quant_avx2;

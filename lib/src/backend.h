@@ -9,6 +9,7 @@
 #define MXA_BACKEND_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "internal.h"
 #include "mxcore_geom.h"
@@ -216,6 +217,30 @@ mxa__geom(const struct mxa_matrix *m)
 	g.layout = (uint32_t)m->scale_layout;
 	return g;
 }
+/* fp32 bits of m's per-tensor scale (NVFP4; 0 = single level). */
+static inline uint32_t mxa__tensor_scale_bits(const struct mxa_matrix *m)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &m->tensor_scale, sizeof(bits));
+	return bits;
+}
+
+/* Element i of a dense fp32 or bf16 row as fp32 bits (bf16 widened exactly). */
+static inline uint32_t mxa__dense_bits(const void *row, bool bf16, uint32_t i)
+{
+	uint32_t v;
+
+	if (bf16) {
+		uint16_t h;
+
+		memcpy(&h, (const uint8_t *)row + 2 * (size_t)i, 2);
+		return (uint32_t)h << 16;
+	}
+	memcpy(&v, (const uint8_t *)row + 4 * (size_t)i, 4);
+	return v;
+}
+
 /* Effective strides (0 means packed). */
 static inline MXCORE_GEOM_FN size_t mxa__data_stride(const struct mxa_matrix *m)
 {

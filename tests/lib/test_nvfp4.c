@@ -10,6 +10,12 @@
  * mxa_swizzle_index()), dequantized to fp32 (golden) and bf16 (the fp32
  * result rounded to nearest even, the rule of Documentation/formats.rst).
  * Then every way to get an NVFP4 request wrong, each naming its field.
+ * On the cpu device, all of it again on every ISA level this machine runs
+ * ($MXACCEL_CPU_ISA picks one instead), and random tensors quantized at
+ * each vector level compared bit for bit with level ref (the core):
+ * every exponent range, ties, NaN, Inf, zeros, subnormals, tensor scales
+ * down to the subnormal ones; then dequantized back (also with random
+ * scale bytes), fp32 and bf16, against the core the same way.
  *
  * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device whose kernels
  * take no UE4M3 scales (today: the PCI device's accel engine) must say
@@ -272,6 +278,296 @@ static void test_golden(struct mxa_device *dev)
 	}
 }
 
+/* --- the vector rows against the core ----------------------------------- */
+
+static uint32_t f32_of(uint32_t sign, uint32_t biased_exp, uint32_t mant)
+{
+	return sign << 31 | (biased_exp & 0xff) << 23 | (mant & 0x7fffff);
+}
+
+/*
+ * Block b of a random tensor: every exponent range, subnormals, ties at
+ * e2m1's and UE4M3's rounding boundaries, NaN, Inf and signed zeros.
+ */
+static void random_block(uint32_t x[16])
+{
+	uint32_t kind = test_rand_below(7), base, i, k;
+
+	base = 1 + test_rand_below(254);
+	if (kind == 1)
+		base = test_rand_below(32);	/* subnormals and tiny normals */
+	for (i = 0; i < 16; i++) {
+		int e = (int)base - 8 + (int)test_rand_below(9);
+
+		if (e < 0)
+			e = 0;
+		if (e > 254)
+			e = 254;
+		x[i] = f32_of(test_rand_below(2), (uint32_t)e,
+			      (uint32_t)test_rand());
+	}
+	switch (kind) {
+	case 2:	/* amax 6 * 2^k: a scale 2^k, elements on e2m1's ties */
+	case 3:
+		k = 127 - 30 + test_rand_below(60);
+		for (i = 0; i < 16; i++) {
+			/* multiples of 1/4 up to 7 (6 in a kind 3 block) */
+			float v = (float)test_rand_below(kind == 3 ? 25 : 29) / 4;
+			uint32_t bits;
+
+			memcpy(&bits, &v, 4);
+			x[i] = bits ? bits + ((k - 127) << 23) : 0;
+			x[i] |= test_rand_below(2) << 31;
+		}
+		x[test_rand_below(16)] = f32_of(test_rand_below(2), k + 2,
+						0x400000);	/* 6 * 2^k */
+		if (kind == 3) {
+			/* amax / 6 halfway between two UE4M3 values */
+			float v = 6.0f * (float)(17 + 2 * test_rand_below(8)) / 16;
+			uint32_t bits;
+
+			memcpy(&bits, &v, 4);
+			/*
+			 * or an ulp or two either side: amax * fp32(1 / 6)
+			 * instead of amax / 6 lands on the tie from below
+			 */
+			x[0] = bits + ((k - 127) << 23) +
+			       test_rand_below(5) - 2;
+		}
+		break;
+	case 4:	/* specials in an ordinary block */
+		for (k = 1 + test_rand_below(3); k; k--) {
+			static const uint32_t sp[] = {
+				0x7fc00000, 0xffc00000, 0x7f800001, 0xff812345,
+				0x7f800000, 0xff800000, 0, 0x80000000,
+				0x00000001, 0x807fffff,
+			};
+
+			x[test_rand_below(16)] =
+				sp[test_rand_below(TEST_ARRAY_SIZE(sp))];
+		}
+		break;
+	case 5:	/* zeros */
+		for (i = 0; i < 16; i++)
+			x[i] = test_rand_below(2) << 31;
+		break;
+	case 6:	/* one large element: the others round to zero */
+		for (i = 0; i < 16; i++)
+			x[i] &= 0x83ffffff;
+		x[test_rand_below(16)] = f32_of(test_rand_below(2),
+						120 + test_rand_below(20),
+						(uint32_t)test_rand());
+		break;
+	}
+}
+
+/* A per-tensor scale: none, ordinary, subnormal, extreme. */
+static float random_tensor_scale(void)
+{
+	static const uint32_t fixed[] = {
+		0, 0x3f800000, 0x00000001, 0x00400000, 0x007fffff, 0x00800000,
+		0x7f7fffff, 0x3b924925,
+	};
+	uint32_t bits;
+	float ts;
+
+	if (test_rand_below(2))
+		bits = fixed[test_rand_below(TEST_ARRAY_SIZE(fixed))];
+	else if (test_rand_below(4))
+		bits = f32_of(0, 100 + test_rand_below(50),
+			      (uint32_t)test_rand());
+	else
+		bits = f32_of(0, 0, (uint32_t)test_rand() | 1);
+	memcpy(&ts, &bits, 4);
+	return ts;
+}
+
+struct nv_run {
+	size_t sbytes;
+	uint8_t *data, *scale;
+};
+
+/* Quantize src (rows x cols fp32, or its bf16 halves) on dev. */
+static void quantize_on(struct mxa_device *dev, const uint32_t *src,
+			uint32_t rows, uint32_t cols, bool bf16,
+			enum mxa_scale_layout layout, float ts,
+			struct nv_run *out)
+{
+	uint32_t blocks = cols / 16;
+	size_t n = (size_t)rows * cols;
+	struct mxa_buffer *in = buffer(dev, n * 4);
+	struct mxa_buffer *data = buffer(dev, n / 2);
+	struct mxa_buffer *scale;
+	struct mxa_dense d = { .buf = in, .rows = rows, .cols = cols,
+			       .dtype = bf16 ? MXA_DTYPE_BF16 : MXA_DTYPE_F32 };
+	struct mxa_matrix m = {
+		.data = data, .elem = MXA_ELEM_E2M1,
+		.scale_type = MXA_SCALE_UE4M3, .scale_layout = layout,
+		.rows = rows, .cols = cols, .tensor_scale = ts,
+	};
+	size_t i;
+
+	out->sbytes = layout == MXA_LAYOUT_SWIZZLED ?
+		      (size_t)(rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4) :
+		      (size_t)rows * blocks;
+	scale = buffer(dev, out->sbytes);
+	m.scale = scale;
+	if (bf16) {
+		uint16_t *h = malloc(n * 2);
+
+		for (i = 0; i < n; i++)
+			h[i] = (uint16_t)(src[i] >> 16);
+		mxa_buffer_write(in, 0, h, n * 2);
+		free(h);
+	} else {
+		mxa_buffer_write(in, 0, src, n * 4);
+	}
+	out->data = malloc(n / 2);
+	out->scale = malloc(out->sbytes);
+	CHECK_RET(mxa_quantize(dev, &d, &m, MXA_SCALE_NVFP4, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(data, 0, out->data, n / 2);
+	mxa_buffer_read(scale, 0, out->scale, out->sbytes);
+	mxa_buffer_free(in);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+}
+
+/* Dequantize codes and scales (rows x cols, layout) on dev to fp32 or bf16. */
+static void *dequantize_on(struct mxa_device *dev, uint32_t rows,
+			   uint32_t cols, enum mxa_scale_layout layout,
+			   float ts, const struct nv_run *in, bool bf16)
+{
+	size_t n = (size_t)rows * cols, es = bf16 ? 2 : 4;
+	struct mxa_buffer *data = buffer(dev, n / 2);
+	struct mxa_buffer *scale = buffer(dev, in->sbytes);
+	struct mxa_buffer *out = buffer(dev, n * es);
+	struct mxa_matrix m = {
+		.data = data, .scale = scale, .elem = MXA_ELEM_E2M1,
+		.scale_type = MXA_SCALE_UE4M3, .scale_layout = layout,
+		.rows = rows, .cols = cols, .tensor_scale = ts,
+	};
+	struct mxa_dense d = { .buf = out, .rows = rows, .cols = cols,
+			       .dtype = bf16 ? MXA_DTYPE_BF16 : MXA_DTYPE_F32 };
+	void *host = malloc(n * es);
+
+	mxa_buffer_write(data, 0, in->data, n / 2);
+	mxa_buffer_write(scale, 0, in->scale, in->sbytes);
+	CHECK_RET(mxa_dequantize(dev, &m, &d, MXA_PREF_AUTO), 0);
+	mxa_buffer_read(out, 0, host, n * es);
+	mxa_buffer_free(data);
+	mxa_buffer_free(scale);
+	mxa_buffer_free(out);
+	return host;
+}
+
+static unsigned int random_blocks;
+
+/*
+ * Random tensors quantized at level isa and at "ref" (the core, block by
+ * block): codes and scales bit for bit, plain and swizzled, fp32 and bf16;
+ * and dequantized.
+ */
+static void test_random(struct mxa_device *ref, struct mxa_device *dev,
+			const char *isa, unsigned int rounds)
+{
+	unsigned int n;
+
+	for (n = 0; n < rounds; n++) {
+		/* a full group of 16 blocks and a partial one; > 256 blocks */
+		uint32_t rows = n % 8 == 7 ? 2 : 1 + test_rand_below(9);
+		uint32_t cols = 16 * (n % 8 == 7 ? 300 : 1 + test_rand_below(40));
+		bool bf16 = n & 1;
+		enum mxa_scale_layout layout = n & 2 ? MXA_LAYOUT_SWIZZLED :
+					       MXA_LAYOUT_PLAIN;
+		float ts = random_tensor_scale();
+		uint32_t *src = malloc((size_t)rows * cols * 4), tsb, i;
+		struct nv_run want, got;
+
+		for (i = 0; i < rows * cols / 16; i++)
+			random_block(src + (size_t)i * 16);
+		quantize_on(ref, src, rows, cols, bf16, layout, ts, &want);
+		quantize_on(dev, src, rows, cols, bf16, layout, ts, &got);
+		memcpy(&tsb, &ts, 4);
+		for (i = 0; i < rows * cols / 2; i++)
+			if (got.data[i] != want.data[i]) {
+				CHECK(0, "%s: %ux%u %s %s tensor scale 0x%08x: byte %u of the codes is 0x%02x, the core's 0x%02x (block 0x%08x ...)",
+				      isa, rows, cols, bf16 ? "bf16" : "fp32",
+				      mxa_layout_name(layout), tsb, i,
+				      got.data[i], want.data[i], src[i / 8 * 16]);
+				break;
+			}
+		for (i = 0; i < want.sbytes; i++)
+			if (got.scale[i] != want.scale[i]) {
+				CHECK(0, "%s: %ux%u %s %s tensor scale 0x%08x: scale byte %u is 0x%02x, the core's 0x%02x",
+				      isa, rows, cols, bf16 ? "bf16" : "fp32",
+				      mxa_layout_name(layout), tsb, i,
+				      got.scale[i], want.scale[i]);
+				break;
+			}
+		/*
+		 * Dequantize the core's result back, or random scale bytes
+		 * (NaN, subnormal and negative UE4M3 codes among them).
+		 */
+		if (n & 4)
+			for (i = 0; i < want.sbytes; i++)
+				want.scale[i] = (uint8_t)test_rand();
+		for (i = 0; i < 2; i++) {
+			size_t bytes = (size_t)rows * cols * (i ? 2 : 4);
+			void *a = dequantize_on(ref, rows, cols, layout, ts,
+						&want, i);
+			void *b = dequantize_on(dev, rows, cols, layout, ts,
+						&want, i);
+
+			CHECK(!memcmp(a, b, bytes),
+			      "%s: %ux%u %s tensor scale 0x%08x: dequantized to %s unlike the core",
+			      isa, rows, cols, mxa_layout_name(layout), tsb,
+			      i ? "bf16" : "fp32");
+			free(a);
+			free(b);
+		}
+		random_blocks += rows * cols / 16;
+		free(src);
+		free(want.data);
+		free(want.scale);
+		free(got.data);
+		free(got.scale);
+	}
+}
+
+/*
+ * The golden set and the random comparison on every cpu ISA level this
+ * machine runs, unless $MXACCEL_CPU_ISA picks one (then the default
+ * device is already that level).
+ */
+static void test_levels(void)
+{
+	static const char *const levels[] = { "ref", "avx2", "avx512vnni",
+					      "avx512bf16" };
+	struct mxa_device *ref, *dev;
+	unsigned int l, n = 0;
+
+	setenv("MXACCEL_CPU_ISA", "ref", 1);
+	if (mxa_device_open("cpu", &ref)) {
+		CHECK(0, "MXACCEL_CPU_ISA=ref: no cpu device");
+		unsetenv("MXACCEL_CPU_ISA");
+		return;
+	}
+	for (l = 0; l < TEST_ARRAY_SIZE(levels); l++) {
+		setenv("MXACCEL_CPU_ISA", levels[l], 1);
+		if (mxa_device_open("cpu", &dev))
+			continue;	/* not on this machine */
+		test_golden(dev);
+		if (l)
+			test_random(ref, dev, levels[l], 256);
+		mxa_device_close(dev);
+		n++;
+	}
+	unsetenv("MXACCEL_CPU_ISA");
+	mxa_device_close(ref);
+	printf("%u ISA levels; %u random blocks bit-exact with the core\n",
+	       n, random_blocks);
+}
+
 /* Every malformed NVFP4 request fails with -EINVAL before anything runs. */
 static void test_errors(struct mxa_device *dev)
 {
@@ -422,9 +718,12 @@ int main(void)
 {
 	struct mxa_device *dev = test_open_device();
 
+	test_seed(0x6e766670ull);
 	if (nvfp4_supported(dev)) {
 		test_golden(dev);
 		test_errors(dev);
+		if (test_is_cpu(dev) && !getenv("MXACCEL_CPU_ISA"))
+			test_levels();
 		printf("%u tensor runs bit-exact\n", checked_tensors);
 	} else {
 		test_refused(dev);

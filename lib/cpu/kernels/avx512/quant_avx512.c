@@ -12,5 +12,7 @@ const struct cpu_quant cpu_quant_avx512 = {
 	.name = "avx512",
 	.quantize_row = qv_quantize_row,
 	.dequantize_row = qv_dequantize_row,
+	.nvfp4_quantize_row = cpu_nvfp4_quantize_row_avx512,
+	.nvfp4_dequantize_row = cpu_nvfp4_dequantize_row_avx512,
 };
 #endif

@@ -60,4 +60,6 @@ const struct cpu_quant cpu_quant_ref = {
 	.name = "scalar",
 	.quantize_row = quantize_row,
 	.dequantize_row = dequantize_row,
+	.nvfp4_quantize_row = cpu_nvfp4_quantize_row_ref,
+	.nvfp4_dequantize_row = cpu_nvfp4_dequantize_row_ref,
 };
