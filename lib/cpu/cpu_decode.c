@@ -339,6 +339,52 @@ static void store_cols(const struct decode *g, uint32_t j0, uint32_t nj,
 	}
 }
 
+/* Whether the AVX512_BF16 kernel runs here, which has a two-row form. */
+static bool pair_kernel(const struct decode *g)
+{
+#if defined(__x86_64__)
+	return g->kernel_bf16 == cpu_decode_rows_avx512bf16;
+#else
+	(void)g;
+	return false;
+#endif
+}
+
+/*
+ * B rows j and j + 1 of the task, both for the bf16 kernel, in one pass
+ * over A (the sums are those of two single-row calls).
+ */
+static void decode_pair(const struct decode *g,
+			const struct cpu_decode_args *d, const uint8_t *codes,
+			const uint8_t *s, size_t dstride, uint32_t j,
+			uint32_t k0, float *part)
+{
+#if defined(__x86_64__)
+	float sums0[DEC_MS], sums1[DEC_MS];
+	uint32_t i;
+
+	if (j + 2 < g->n)
+		__builtin_prefetch(codes + 2 * dstride);
+	cpu_decode_rows2_avx512bf16(d, codes, s, codes + dstride,
+				    s + g->blocks, sums0, sums1);
+	for (i = 0; i < g->mcur; i++) {
+		float *p = &part[i * DEC_JB + j];
+
+		p[0] = k0 ? p[0] + sums0[i] : sums0[i];
+		p[1] = k0 ? p[1] + sums1[i] : sums1[i];
+	}
+#else
+	(void)g;
+	(void)d;
+	(void)codes;
+	(void)s;
+	(void)dstride;
+	(void)j;
+	(void)k0;
+	(void)part;
+#endif
+}
+
 static void decode_task(void *arg, unsigned int task, unsigned int worker)
 {
 	struct decode *g = arg;
@@ -352,6 +398,7 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 	enum row_kind kind[DEC_JB];
 	float sums[DEC_MS];
 	struct cpu_decode_args d = g->args;
+	bool pair = pair_kernel(g);
 	uint32_t j, i, k0;
 
 	for (j = 0; j < nj; j++)
@@ -368,6 +415,13 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 
 			if (j + 1 < nj)
 				__builtin_prefetch(codes + dstride);
+			if (pair && kind[j] == ROW_BF16 && j + 1 < nj &&
+			    kind[j + 1] == ROW_BF16) {
+				decode_pair(g, &d, codes, s, dstride, j, k0,
+					    part);
+				j++;
+				continue;
+			}
 			if (kind[j] == ROW_BF16 && g->kernel_bf16)
 				g->kernel_bf16(&d, codes, s, sums);
 			else if (kind[j] != ROW_REF)

@@ -69,5 +69,13 @@ void cpu_decode_rows_avx512(const struct cpu_decode_args *d,
 void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
 				const uint8_t *codes, const uint8_t *scales,
 				float *sums);
+/*
+ * The same for two B rows at once (each load of A feeds both); the sums
+ * are those of two cpu_decode_rows_avx512bf16() calls, bit for bit.
+ */
+void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
+				 const uint8_t *codes0, const uint8_t *scales0,
+				 const uint8_t *codes1, const uint8_t *scales1,
+				 float *sums0, float *sums1);
 
 #endif /* MXA_CPU_DECODE_H */

@@ -362,6 +362,84 @@ DKB_INLINE static inline void rows_pass_bf16(const struct cpu_decode_args *d,
 		sums[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
 }
 
+/*
+ * Rows [0, 8) of A against two B rows' chunks: each load of A feeds both,
+ * one accumulator (one chain) per pair of rows, in the order the 16-row
+ * pass of rows_pass_bf16() adds, so the sums are the same bits.
+ */
+DKB_INLINE static inline void pair_pass_bf16(const struct cpu_decode_args *d,
+					     const struct fp16_map *map,
+					     __m512 lut, const uint8_t *c0,
+					     const uint8_t *s0,
+					     const uint8_t *c1,
+					     const uint8_t *s1,
+					     const uint16_t *a, float *sums0,
+					     float *sums1)
+{
+	__m512 acc0[DEC_ROWS], acc1[DEC_ROWS];
+	bool e2m1 = d->elem == MXCORE_E2M1;
+	uint32_t k, full = d->kn & ~31u;
+	unsigned int r;
+	__m512bh b0, b1;
+
+	#pragma GCC unroll 8
+	for (r = 0; r < DEC_ROWS; r++) {
+		acc0[r] = _mm512_setzero_ps();
+		acc1[r] = _mm512_setzero_ps();
+	}
+	for (k = 0; k < full; k += 32) {
+		b0 = decode_bf16(d, map, lut, c0, s0, k, e2m1);
+		b1 = decode_bf16(d, map, lut, c1, s1, k, e2m1);
+		#pragma GCC unroll 8
+		for (r = 0; r < DEC_ROWS; r++) {
+			__m512bh av = (__m512bh)_mm512_loadu_si512(a +
+						r * d->lda + k);
+
+			acc0[r] = _mm512_dpbf16_ps(acc0[r], av, b0);
+			acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
+		}
+	}
+	if (k < d->kn) {
+		/* A last block of 16 (NVFP4), as in rows_pass_bf16(). */
+		__m512i v0 = _mm512_cvtepu8_epi32(
+				_mm_loadl_epi64((const void *)(c0 + k / 2)));
+		__m512i v1 = _mm512_cvtepu8_epi32(
+				_mm_loadl_epi64((const void *)(c1 + k / 2)));
+		__m512i m15 = _mm512_set1_epi32(15);
+		__m512i i0 = _mm512_inserti64x4(_mm512_and_si512(v0, m15),
+				_mm512_castsi512_si256(_mm512_srli_epi32(v0, 4)),
+				1);
+		__m512i i1 = _mm512_inserti64x4(_mm512_and_si512(v1, m15),
+				_mm512_castsi512_si256(_mm512_srli_epi32(v1, 4)),
+				1);
+		__m512 f0 = scale_by(_mm512_permutexvar_ps(i0, lut),
+				     _mm512_set1_ps(d->table[s0[k / 16]]),
+				     d->ue4m3);
+		__m512 f1 = scale_by(_mm512_permutexvar_ps(i1, lut),
+				     _mm512_set1_ps(d->table[s1[k / 16]]),
+				     d->ue4m3);
+
+		b0 = to_bf16(f0, _mm512_setzero_ps());
+		b1 = to_bf16(f1, _mm512_setzero_ps());
+		#pragma GCC unroll 8
+		for (r = 0; r < DEC_ROWS; r++) {
+			__m512bh av = (__m512bh)_mm512_maskz_loadu_epi16(0xffff,
+						a + r * d->lda + k);
+
+			acc0[r] = _mm512_dpbf16_ps(acc0[r], av, b0);
+			acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
+		}
+	}
+	/* The 16-row pass adds its unused second accumulator: so do we. */
+	#pragma GCC unroll 8
+	for (r = 0; r < DEC_ROWS; r++) {
+		sums0[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r],
+						_mm512_setzero_ps()));
+		sums1[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc1[r],
+						_mm512_setzero_ps()));
+	}
+}
+
 DKB void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
 				    const uint8_t *codes, const uint8_t *scales,
 				    float *sums)
@@ -408,6 +486,38 @@ DKB void cpu_decode_rows_avx512bf16(const struct cpu_decode_args *d,
 			rows_pass_bf16(d, &map, lut, codes, scales, a, 1, sums + i0);
 			break;
 		}
+	}
+}
+
+DKB void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
+				     const uint8_t *codes0,
+				     const uint8_t *scales0,
+				     const uint8_t *codes1,
+				     const uint8_t *scales1,
+				     float *sums0, float *sums1)
+{
+	__m512 lut = _mm512_loadu_ps(e2m1_values);
+	struct fp16_map map = fp16_map(d->elem == MXCORE_E2M1 ?
+				       MXCORE_E4M3 : d->elem);
+	struct cpu_decode_args rest;
+	unsigned int i0;
+
+	/* Blocks of 16 rows as two halves of 8; the rest one B row a time. */
+	for (i0 = 0; d->m - i0 >= DEC_ROWS_BF16; i0 += DEC_ROWS_BF16) {
+		const uint16_t *a = d->ab + i0 * d->lda;
+
+		pair_pass_bf16(d, &map, lut, codes0, scales0, codes1, scales1,
+			       a, sums0 + i0, sums1 + i0);
+		pair_pass_bf16(d, &map, lut, codes0, scales0, codes1, scales1,
+			       a + DEC_ROWS * d->lda, sums0 + i0 + DEC_ROWS,
+			       sums1 + i0 + DEC_ROWS);
+	}
+	if (i0 < d->m) {
+		rest = *d;
+		rest.ab = d->ab + i0 * d->lda;
+		rest.m = d->m - i0;
+		cpu_decode_rows_avx512bf16(&rest, codes0, scales0, sums0 + i0);
+		cpu_decode_rows_avx512bf16(&rest, codes1, scales1, sums1 + i0);
 	}
 }
 #endif
