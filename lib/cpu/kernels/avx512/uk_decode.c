@@ -26,6 +26,7 @@
 
 #define DEC_ROWS 8		/* rows of A per pass: 16 accumulators */
 #define DEC_ROWS_BF16 16	/* the bf16 kernel's widest pass */
+#define DEC_PRE_CHUNKS 12	/* B chunks of 32 decoded ahead (K <= 384) */
 #ifndef DEC_PREFETCH
 #define DEC_PREFETCH 1024	/* bytes of B ahead */
 #endif
@@ -373,7 +374,8 @@ DKB_INLINE static inline void pair_pass_bf16(const struct cpu_decode_args *d,
 					     const uint8_t *s0,
 					     const uint8_t *c1,
 					     const uint8_t *s1,
-					     const uint16_t *a, float *sums0,
+					     const uint16_t *a,
+					     const __m512bh *pre, float *sums0,
 					     float *sums1)
 {
 	__m512 acc0[DEC_ROWS], acc1[DEC_ROWS];
@@ -388,8 +390,13 @@ DKB_INLINE static inline void pair_pass_bf16(const struct cpu_decode_args *d,
 		acc1[r] = _mm512_setzero_ps();
 	}
 	for (k = 0; k < full; k += 32) {
-		b0 = decode_bf16(d, map, lut, c0, s0, k, e2m1);
-		b1 = decode_bf16(d, map, lut, c1, s1, k, e2m1);
+		if (pre) {
+			b0 = pre[k / 16];
+			b1 = pre[k / 16 + 1];
+		} else {
+			b0 = decode_bf16(d, map, lut, c0, s0, k, e2m1);
+			b1 = decode_bf16(d, map, lut, c1, s1, k, e2m1);
+		}
 		#pragma GCC unroll 8
 		for (r = 0; r < DEC_ROWS; r++) {
 			__m512bh av = (__m512bh)_mm512_loadu_si512(a +
@@ -499,17 +506,31 @@ DKB void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
 	__m512 lut = _mm512_loadu_ps(e2m1_values);
 	struct fp16_map map = fp16_map(d->elem == MXCORE_E2M1 ?
 				       MXCORE_E4M3 : d->elem);
+	__m512bh pre[2 * DEC_PRE_CHUNKS];
 	struct cpu_decode_args rest;
+	bool e2m1 = d->elem == MXCORE_E2M1;
+	uint32_t k, full = d->kn & ~31u;
 	unsigned int i0;
+	__m512bh *p = NULL;
 
+	/* Both rows' chunks decoded once for every 16 rows of A. */
+	if (d->m >= DEC_ROWS_BF16 && full <= 32 * DEC_PRE_CHUNKS) {
+		for (k = 0; k < full; k += 32) {
+			pre[k / 16] = decode_bf16(d, &map, lut, codes0, scales0,
+						  k, e2m1);
+			pre[k / 16 + 1] = decode_bf16(d, &map, lut, codes1,
+						      scales1, k, e2m1);
+		}
+		p = pre;
+	}
 	/* Blocks of 16 rows as two halves of 8; the rest one B row a time. */
 	for (i0 = 0; d->m - i0 >= DEC_ROWS_BF16; i0 += DEC_ROWS_BF16) {
 		const uint16_t *a = d->ab + i0 * d->lda;
 
 		pair_pass_bf16(d, &map, lut, codes0, scales0, codes1, scales1,
-			       a, sums0 + i0, sums1 + i0);
+			       a, p, sums0 + i0, sums1 + i0);
 		pair_pass_bf16(d, &map, lut, codes0, scales0, codes1, scales1,
-			       a + DEC_ROWS * d->lda, sums0 + i0 + DEC_ROWS,
+			       a + DEC_ROWS * d->lda, p, sums0 + i0 + DEC_ROWS,
 			       sums1 + i0 + DEC_ROWS);
 	}
 	if (i0 < d->m) {
