@@ -337,13 +337,12 @@ def _quantize_check(x, recipe_name, layout, mode, tensor_scale,
     return r, m, rows, k
 
 
-@torch.library.custom_op("mxaccel::quantize", mutates_args=())
-def _quantize_op(x: torch.Tensor, recipe_name: str, layout: str, mode: str,
-                 pref: str, tensor_scale: Optional[torch.Tensor]
-                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    fn = "quantize"
+def _quantize_into(fn, lib_fn, what, x, recipe_name, layout, mode, pref,
+                   tensor_scale):
+    """The body of both quantize ops: fn names the op in messages, lib_fn
+    is the library function, what the operation in its error text."""
     r, m, rows, k = _quantize_check(x, recipe_name, layout, mode,
-                                    tensor_scale)
+                                    tensor_scale, fn)
     p = _pref(fn, pref)
     ts = _tensor_scale_value(fn, "tensor_scale", r, tensor_scale)
     # Raw bytes across the op boundary (quantize() views them as the typed
@@ -355,13 +354,19 @@ def _quantize_op(x: torch.Tensor, recipe_name: str, layout: str, mode: str,
     with _Call(fn, x) as c:
         src = c.dense("x", x)
         dst = c.matrix("out", qdata, scale, r, layout, k, ts)
-        err = _lib.quantize(c.dev, ctypes.byref(src), ctypes.byref(dst), m,
-                            int(p))
+        err = lib_fn(c.dev, ctypes.byref(src), ctypes.byref(dst), m, int(p))
         if err == -95:
-            _unsupported(fn, c.name, "quantize", r, None, x.dtype, rows, 0,
-                         k, p)
-        c.check(err, f"quantize to {r.name}")
+            _unsupported(fn, c.name, fn, r, None, x.dtype, rows, 0, k, p)
+        c.check(err, f"{what} to {r.name}")
     return qdata, scale
+
+
+@torch.library.custom_op("mxaccel::quantize", mutates_args=())
+def _quantize_op(x: torch.Tensor, recipe_name: str, layout: str, mode: str,
+                 pref: str, tensor_scale: Optional[torch.Tensor]
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    return _quantize_into("quantize", _lib.quantize, "quantize", x,
+                          recipe_name, layout, mode, pref, tensor_scale)
 
 
 @_quantize_op.register_fake
@@ -417,25 +422,9 @@ def _quantize_colwise_op(x: torch.Tensor, recipe_name: str, layout: str,
                          mode: str, pref: str,
                          tensor_scale: Optional[torch.Tensor]
                          ) -> tuple[torch.Tensor, torch.Tensor]:
-    fn = "quantize_colwise"
-    r, m, rows, k = _quantize_check(x, recipe_name, layout, mode,
-                                    tensor_scale, fn)
-    p = _pref(fn, pref)
-    ts = _tensor_scale_value(fn, "tensor_scale", r, tensor_scale)
-    qdata = torch.empty((rows, r.data_cols(k)), dtype=torch.uint8,
-                        device=x.device)
-    scale = torch.empty(scale_shape(r, rows, k, layout), dtype=torch.uint8,
-                        device=x.device)
-    with _Call(fn, x) as c:
-        src = c.dense("x", x)
-        dst = c.matrix("out", qdata, scale, r, layout, k, ts)
-        err = _lib.quantize_colwise(c.dev, ctypes.byref(src),
-                                    ctypes.byref(dst), m, int(p))
-        if err == -95:
-            _unsupported(fn, c.name, "quantize_colwise", r, None, x.dtype,
-                         rows, 0, k, p)
-        c.check(err, f"column-wise quantize to {r.name}")
-    return qdata, scale
+    return _quantize_into("quantize_colwise", _lib.quantize_colwise,
+                          "column-wise quantize", x, recipe_name, layout,
+                          mode, pref, tensor_scale)
 
 
 @_quantize_colwise_op.register_fake
