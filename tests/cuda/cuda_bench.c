@@ -5,12 +5,29 @@
  * baselines and prints the table; Documentation/bench-cuda.rst).
  *
  *   cuda_bench [--device cuda:0] [--gemm MxNxK ...] [--quant RxC ...]
+ *              [--weight-only MxNxK ...] [--grouped GxMxNxK ...]
+ *              [--grouped-k GxMxNxK ...]
  *              [--pref native|auto|emulated] [--seconds S]
- *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4]
+ *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4]
+ *              [--wo-recipes mxfp4,nvfp4,mxfp8]
  *
  * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1) by default, MXFP6
- * (e2m3 or e3m2, a code per byte) on request, random codes, scales
- * 2^-7 .. 2^7, bf16 C, plain scales.  A batch of n GEMMs of one shape goes
+ * (e2m3 or e3m2, a code per byte) and NVFP4 (e2m1, UE4M3 scales 2^-3 ..
+ * 2^3 per 16, tensor scales 0.5 and 0.25) on request, random codes, MX
+ * scales 2^-7 .. 2^7, bf16 C, plain scales.
+ * Weight-only (mxa_gemm_weight_only): bf16 A [M x K] of random values,
+ * B [N x K] of each --wo-recipes recipe, bf16 C; the bytes read (B's codes
+ * and scales, A) give GB/s.
+ * Grouped (mxa_gemm_grouped, MXFP8): --grouped is MXA_GROUP_2D_3D, M
+ * tokens in G groups of ragged sizes against G weights [N x K];
+ * --grouped-k is MXA_GROUP_2D_2D, K split into G ragged groups (multiples
+ * of 32), G results [M x N].  Each is followed by the dense GEMM of the
+ * same total work (M x N x K) in the same run, and the ratio.
+ * Weight-only and grouped calls have no batch form: they run in stream
+ * mode (mxa_device_set_stream() with the legacy default stream), where a
+ * call returns once queued, and n calls and one read-back are timed; so a
+ * time per call is the device's unless queueing a call takes the host
+ * longer (then it is an upper bound).  A batch of n GEMMs of one shape goes
  * to the device on one fence (mxa_gemm_batch), so the time per GEMM is the
  * device's, not a host round trip; the median of three batches is kept.
  * The batch rotates through several operand sets, so that the operands
@@ -19,6 +36,7 @@
  * mxa_quantize() is synchronous, so the time of a 1 x 32 quantization (the
  * round trip) is measured too and subtracted.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +58,14 @@ static const struct {
 	{ "mxfp6_e2m3", MXA_ELEM_E2M3 },
 	{ "mxfp6_e3m2", MXA_ELEM_E3M2 },
 	{ "mxfp4", MXA_ELEM_E2M1 },
+	{ "nvfp4", MXA_ELEM_E2M1 },
 };
+
+/* NVFP4 is e2m1 with UE4M3 scales per 16 and a tensor scale. */
+static bool is_nvfp4(const char *recipe)
+{
+	return !strcmp(recipe, "nvfp4");
+}
 
 /* Whether the comma-separated list names name exactly. */
 static bool lists(const char *list, const char *name)
@@ -105,7 +130,9 @@ static void die(const char *what, int ret)
 
 /*
  * size random bytes in a new buffer: kind 0 any, 1 e4m3 codes without NaN,
- * 2 scales 2^-7 .. 2^7, 3 fp6 codes (six bits).
+ * 2 scales 2^-7 .. 2^7, 3 fp6 codes (six bits), 4 UE4M3 scales 2^-3 ..
+ * 2^3 (0x20 .. 0x4f), 5 bf16 values of magnitude 2^-4 .. 2^4 (pairs of
+ * bytes, little endian).
  */
 static struct mxa_buffer *upload(struct mxa_device *dev, size_t size,
 				 int kind)
@@ -124,6 +151,10 @@ static struct mxa_buffer *upload(struct mxa_device *dev, size_t size,
 			v &= 0x3f;			/* fp6: a code per byte */
 		if (kind == 2)
 			v = (unsigned char)(120 + v % 15);	/* scales */
+		if (kind == 4)
+			v = (unsigned char)(0x20 + v % 0x30);	/* UE4M3 */
+		if (kind == 5 && i % 2)				/* bf16 high byte */
+			v = (unsigned char)((v & 0x80) | (0x3b + v % 9));
 		h[i] = v;
 	}
 	ret = mxa_buffer_alloc(dev, size, &b);
@@ -158,11 +189,52 @@ static int code_kind(enum mxa_elem elem)
 	       elem == MXA_ELEM_E2M3 || elem == MXA_ELEM_E3M2 ? 3 : 0;
 }
 
+/* A random operand of rows x cols: codes of elem, MX or NVFP4 scales. */
+static struct mxa_matrix operand(struct mxa_device *dev, enum mxa_elem elem,
+				 bool nvfp4, uint32_t rows, uint32_t cols,
+				 float tensor_scale)
+{
+	size_t rb = elem == MXA_ELEM_E2M1 ? cols / 2 : cols;
+	uint32_t bs = nvfp4 ? 16 : 32;
+
+	return (struct mxa_matrix){
+		.data = upload(dev, rb * rows, code_kind(elem)),
+		.scale = upload(dev, (size_t)rows * (cols / bs), nvfp4 ? 4 : 2),
+		.elem = elem, .rows = rows, .cols = cols,
+		.scale_type = nvfp4 ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.tensor_scale = nvfp4 ? tensor_scale : 0.0f,
+	};
+}
+
+static void free_operand(struct mxa_matrix *m)
+{
+	mxa_buffer_free(m->data);
+	mxa_buffer_free(m->scale);
+}
+
+/* Bytes of an operand's codes and scales. */
+static double operand_bytes(enum mxa_elem elem, bool nvfp4, uint32_t rows,
+			    uint32_t cols)
+{
+	double per = elem == MXA_ELEM_E2M1 ? 0.5 : 1.0;
+
+	return (double)rows * cols * (per + 1.0 / (nvfp4 ? 16 : 32));
+}
+
+/* One line saying why a measurement could not be made. */
+static void skipped(const char *op, const char *recipe, uint32_t m, uint32_t n,
+		    uint32_t k, const char *why)
+{
+	printf("{\"op\": \"%s\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"skipped\": \"%s\"}\n",
+	       op, recipe, m, n, k, why);
+	fflush(stdout);
+}
+
 static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		       enum mxa_elem elem, uint32_t m, uint32_t n, uint32_t k)
 {
-	size_t ra = elem == MXA_ELEM_E2M1 ? k / 2 : k;
-	size_t set_bytes = (ra + k / 32) * ((size_t)m + n);
+	bool nv = is_nvfp4(recipe);
+	double set_bytes = operand_bytes(elem, nv, m + n, k);
 	unsigned int sets = (unsigned int)(ROTATE_BYTES / set_bytes + 1);
 	struct mxa_matrix a[MAX_SETS], b[MAX_SETS];
 	struct mxa_dense c = { .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n };
@@ -171,32 +243,28 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM, .a_elem = elem, .b_elem = elem,
 		.dtype = MXA_DTYPE_BF16, .m = m, .n = n, .k = k,
+		.a_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.b_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
 	};
 	struct mxa_plan plan;
 	double t, times[3];
 	unsigned int iters, i, r;
 	int ret;
 
+	ret = mxa_plan(dev, &d, pref, &plan);
+	if (ret) {
+		skipped("gemm", recipe, m, n, k, plan.reason);
+		return;
+	}
 	if (sets > MAX_SETS)
 		sets = MAX_SETS;
 	for (i = 0; i < sets; i++) {
-		a[i] = (struct mxa_matrix){
-			.data = upload(dev, ra * m, code_kind(elem)),
-			.scale = upload(dev, (size_t)m * (k / 32), 2),
-			.elem = elem, .rows = m, .cols = k,
-		};
-		b[i] = (struct mxa_matrix){
-			.data = upload(dev, ra * n, code_kind(elem)),
-			.scale = upload(dev, (size_t)n * (k / 32), 2),
-			.elem = elem, .rows = n, .cols = k,
-		};
+		a[i] = operand(dev, elem, nv, m, k, 0.5f);
+		b[i] = operand(dev, elem, nv, n, k, 0.25f);
 	}
 	ret = mxa_buffer_alloc(dev, (size_t)m * n * 2, &c.buf);
 	if (ret)
 		die("alloc C", ret);
-	ret = mxa_plan(dev, &d, pref, &plan);
-	if (ret)
-		die("plan", ret);
 	for (i = 0; i < 2; i++) {
 		t = now();
 		ret = mxa_gemm(dev, &a[i % sets], &b[i % sets], &c, 0, pref);
@@ -220,18 +288,252 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		times[r] = (now() - t) / iters;
 	}
 	qsort(times, 3, sizeof(times[0]), cmp_double);
-	printf("{\"op\": \"gemm\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"iters\": %u, \"sets\": %u, \"ms\": %.5f, \"tflops\": %.2f}\n",
+	printf("{\"op\": \"gemm\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"iters\": %u, \"sets\": %u, \"ms\": %.5f, \"spread_ms\": %.5f, \"tflops\": %.2f}\n",
 	       recipe, m, n, k, plan.kernel, iters, sets, times[1] * 1e3,
-	       2.0 * m * n * k / times[1] * 1e-12);
+	       (times[2] - times[0]) * 1e3, 2.0 * m * n * k / times[1] * 1e-12);
 	fflush(stdout);
 	free(ops);
 	for (i = 0; i < sets; i++) {
-		mxa_buffer_free(a[i].data);
-		mxa_buffer_free(a[i].scale);
-		mxa_buffer_free(b[i].data);
-		mxa_buffer_free(b[i].scale);
+		free_operand(&a[i]);
+		free_operand(&b[i]);
 	}
 	mxa_buffer_free(c.buf);
+}
+
+/*
+ * Stream-mode timing: one call of op(ctx, i) queues work on the legacy
+ * default stream and returns; n calls and a read-back of one byte of out
+ * (which waits for them) are timed, three times; the median and the
+ * spread per call in *spread.
+ */
+static double time_queued(struct mxa_device *dev, int (*op)(void *ctx, unsigned int i),
+			  void *ctx, struct mxa_buffer *out, double *spread)
+{
+	double t, times[3];
+	unsigned int n, i, r;
+	unsigned char byte;
+	bool stream;
+	int ret;
+
+	/* cudaStreamLegacy; a device without streams runs every call at once. */
+	ret = mxa_device_set_stream(dev, (void *)1);
+	if (ret && ret != -EOPNOTSUPP)
+		die("set_stream", ret);
+	stream = !ret;
+	for (i = 0; i < 3; i++) {
+		t = now();
+		ret = op(ctx, i);
+		if (!ret)
+			ret = mxa_buffer_read(out, 0, &byte, 1);
+		if (ret)
+			die("queued op", ret);
+		t = now() - t;
+	}
+	n = (unsigned int)(seconds / 3 / t);
+	n = n < 5 ? 5 : n > 4000 ? 4000 : n;
+	for (r = 0; r < 3; r++) {
+		t = now();
+		for (i = 0; i < n; i++) {
+			ret = op(ctx, i);
+			if (ret)
+				die("queued op", ret);
+		}
+		ret = mxa_buffer_read(out, 0, &byte, 1);
+		if (ret)
+			die("read back", ret);
+		times[r] = (now() - t) / n;
+	}
+	ret = stream ? mxa_device_set_stream(dev, NULL) : 0;
+	if (ret)
+		die("set_stream", ret);
+	qsort(times, 3, sizeof(times[0]), cmp_double);
+	*spread = times[2] - times[0];
+	return times[1];
+}
+
+struct wo_ctx {
+	struct mxa_device *dev;
+	struct mxa_dense a;
+	struct mxa_matrix b[MAX_SETS];
+	unsigned int sets;
+	struct mxa_dense c;
+};
+
+static int wo_op(void *p, unsigned int i)
+{
+	struct wo_ctx *x = p;
+
+	return mxa_gemm_weight_only(x->dev, &x->a, &x->b[i % x->sets], &x->c, 0, pref);
+}
+
+static void bench_weight_only(struct mxa_device *dev, const char *recipe,
+			      enum mxa_elem elem, uint32_t m, uint32_t n, uint32_t k)
+{
+	bool nv = is_nvfp4(recipe);
+	double b_bytes = operand_bytes(elem, nv, n, k);
+	double bytes = b_bytes + 2.0 * m * k;
+	struct wo_ctx x = {
+		.dev = dev,
+		.a = { .dtype = MXA_DTYPE_BF16, .rows = m, .cols = k },
+		.c = { .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n },
+	};
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM_WEIGHT_ONLY, .b_elem = elem,
+		.dtype = MXA_DTYPE_BF16, .m = m, .n = n, .k = k,
+		.b_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.a_dtype = MXA_DTYPE_BF16,
+	};
+	struct mxa_plan plan;
+	double t, spread;
+	unsigned int i;
+	int ret;
+
+	ret = mxa_plan(dev, &d, pref, &plan);
+	if (ret) {
+		skipped("weight_only", recipe, m, n, k, plan.reason);
+		return;
+	}
+	x.sets = (unsigned int)(ROTATE_BYTES / b_bytes + 1);
+	if (x.sets > MAX_SETS)
+		x.sets = MAX_SETS;
+	for (i = 0; i < x.sets; i++)
+		x.b[i] = operand(dev, elem, nv, n, k, 0.25f);
+	x.a.buf = upload(dev, (size_t)m * k * 2, 5);
+	ret = mxa_buffer_alloc(dev, (size_t)m * n * 2, &x.c.buf);
+	if (ret)
+		die("alloc C", ret);
+	t = time_queued(dev, wo_op, &x, x.c.buf, &spread);
+	printf("{\"op\": \"weight_only\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"sets\": %u, \"ms\": %.5f, \"spread_ms\": %.5f, \"bytes_read\": %.0f, \"gbps\": %.1f}\n",
+	       recipe, m, n, k, plan.kernel, x.sets, t * 1e3, spread * 1e3,
+	       bytes, bytes / t * 1e-9);
+	fflush(stdout);
+	for (i = 0; i < x.sets; i++)
+		free_operand(&x.b[i]);
+	mxa_buffer_free(x.a.buf);
+	mxa_buffer_free(x.c.buf);
+}
+
+struct grouped_ctx {
+	struct mxa_device *dev;
+	struct mxa_matrix a, b;
+	struct mxa_dense c;
+	struct mxa_grouped g;
+};
+
+static int grouped_op(void *p, unsigned int i)
+{
+	struct grouped_ctx *x = p;
+
+	(void)i;
+	return mxa_gemm_grouped(x->dev, &x->a, &x->b, &x->c, &x->g, 0, pref);
+}
+
+struct dense_ctx {
+	struct mxa_device *dev;
+	struct mxa_matrix a, b;
+	struct mxa_dense c;
+};
+
+static int dense_op(void *p, unsigned int i)
+{
+	struct dense_ctx *x = p;
+
+	(void)i;
+	return mxa_gemm(x->dev, &x->a, &x->b, &x->c, 0, pref);
+}
+
+/*
+ * Ragged group ends over extent in units of unit: group sizes drawn
+ * between half and one and a half of the mean (so some are not multiples
+ * of any tile), the last end = extent.
+ */
+static void ragged_ends(int32_t *ends, uint32_t groups, uint32_t extent,
+			uint32_t unit)
+{
+	uint32_t units = extent / unit, at = 0, g;
+
+	for (g = 0; g + 1 < groups; g++) {
+		uint32_t mean = (units - at) / (groups - g);
+		uint32_t size = mean / 2 + (uint32_t)(next() % (mean + 1));
+
+		if (at + size > units)
+			size = units - at;
+		at += size;
+		ends[g] = (int32_t)(at * unit);
+	}
+	ends[groups - 1] = (int32_t)extent;
+}
+
+/*
+ * MXFP8 grouped GEMM, kind 2D_3D (groups of M against G weights) or 2D_2D
+ * (groups of K, G results), then the dense GEMM of the same M x N x K.
+ */
+static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
+			  uint32_t groups, uint32_t m, uint32_t n, uint32_t k)
+{
+	const enum mxa_elem e = MXA_ELEM_E4M3;
+	const char *name = kind == MXA_GROUP_2D_3D ? "grouped_2d_3d" : "grouped_2d_2d";
+	struct grouped_ctx x = { .dev = dev };
+	struct dense_ctx dn = { .dev = dev };
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM_GROUPED, .a_elem = e, .b_elem = e,
+		.dtype = MXA_DTYPE_BF16, .m = m, .n = n, .k = k,
+	};
+	struct mxa_plan plan, dplan;
+	int32_t *ends = calloc(groups, sizeof(*ends));
+	double t, spread, td, dspread;
+	int ret;
+
+	ret = mxa_plan(dev, &d, pref, &plan);
+	if (ret) {
+		skipped(name, "mxfp8", m, n, k, plan.reason);
+		free(ends);
+		return;
+	}
+	ragged_ends(ends, groups, kind == MXA_GROUP_2D_3D ? m : k,
+		    kind == MXA_GROUP_2D_3D ? 1 : 32);
+	x.a = operand(dev, e, false, m, k, 0.0f);
+	if (kind == MXA_GROUP_2D_3D) {
+		/* G weights [N x K] stacked: one operand of G * N rows. */
+		x.b = operand(dev, e, false, groups * n, k, 0.0f);
+		x.b.rows = n;
+		x.c = (struct mxa_dense){ .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n };
+	} else {
+		x.b = operand(dev, e, false, n, k, 0.0f);
+		x.c = (struct mxa_dense){ .dtype = MXA_DTYPE_BF16, .rows = groups * m, .cols = n };
+	}
+	ret = mxa_buffer_alloc(dev, (size_t)x.c.rows * n * 2, &x.c.buf);
+	if (!ret)
+		ret = mxa_buffer_alloc(dev, (size_t)groups * 4, &x.g.offsets);
+	if (!ret)
+		ret = mxa_buffer_write(x.g.offsets, 0, ends, (size_t)groups * 4);
+	if (ret)
+		die("grouped buffers", ret);
+	x.g.kind = kind;
+	x.g.count = groups;
+	t = time_queued(dev, grouped_op, &x, x.c.buf, &spread);
+
+	/* The dense GEMM of the same work, on the same A. */
+	dn.a = x.a;
+	dn.b = x.b;
+	dn.b.rows = n;
+	dn.c = (struct mxa_dense){ .dtype = MXA_DTYPE_BF16, .buf = x.c.buf,
+				   .rows = m, .cols = n };
+	d.op = MXA_OP_GEMM;
+	ret = mxa_plan(dev, &d, pref, &dplan);
+	if (ret)
+		die("dense plan", ret);
+	td = time_queued(dev, dense_op, &dn, x.c.buf, &dspread);
+	printf("{\"op\": \"%s\", \"recipe\": \"mxfp8\", \"groups\": %u, \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"ms\": %.5f, \"spread_ms\": %.5f, \"tflops\": %.2f, \"dense_kernel\": \"%s\", \"dense_ms\": %.5f, \"dense_spread_ms\": %.5f, \"grouped_vs_dense\": %.3f}\n",
+	       name, groups, m, n, k, plan.kernel, t * 1e3, spread * 1e3,
+	       2.0 * m * n * k / t * 1e-12, dplan.kernel, td * 1e3,
+	       dspread * 1e3, td / t);
+	fflush(stdout);
+	free_operand(&x.a);
+	free_operand(&x.b);
+	mxa_buffer_free(x.c.buf);
+	mxa_buffer_free(x.g.offsets);
+	free(ends);
 }
 
 /* Median seconds per mxa_quantize() of src into dst. */
@@ -327,8 +629,9 @@ static void bench_quant(struct mxa_device *dev, enum mxa_dtype dtype,
 int main(int argc, char **argv)
 {
 	const char *devname = "cuda:0";
-	uint32_t gemms[16][3], quants[8][2];
-	unsigned int ng = 0, nq = 0, i, r;
+	uint32_t gemms[16][3], quants[8][2], wos[16][3], grp[16][5];
+	unsigned int ng = 0, nq = 0, nw = 0, ngr = 0, i, r;
+	const char *wo_recipes = "mxfp4,nvfp4,mxfp8";
 	struct mxa_device *dev;
 	int ret;
 
@@ -347,6 +650,22 @@ int main(int argc, char **argv)
 				  &quants[nq][1]) == 2) {
 			nq++;
 			i++;
+		} else if (!strcmp(argv[i], "--weight-only") && i + 1 < (unsigned int)argc &&
+			   nw < 16 &&
+			   sscanf(argv[i + 1], "%ux%ux%u", &wos[nw][0],
+				  &wos[nw][1], &wos[nw][2]) == 3) {
+			nw++;
+			i++;
+		} else if ((!strcmp(argv[i], "--grouped") || !strcmp(argv[i], "--grouped-k")) &&
+			   i + 1 < (unsigned int)argc && ngr < 16 &&
+			   sscanf(argv[i + 1], "%ux%ux%ux%u", &grp[ngr][1], &grp[ngr][2],
+				  &grp[ngr][3], &grp[ngr][4]) == 4 && grp[ngr][1] > 0) {
+			grp[ngr][0] = strcmp(argv[i], "--grouped") ? MXA_GROUP_2D_2D :
+								    MXA_GROUP_2D_3D;
+			ngr++;
+			i++;
+		} else if (!strcmp(argv[i], "--wo-recipes") && i + 1 < (unsigned int)argc) {
+			wo_recipes = argv[++i];
 		} else if (!strcmp(argv[i], "--pref") && i + 1 < (unsigned int)argc &&
 			   !mxa_pref_parse(argv[i + 1], &pref)) {
 			i++;
@@ -355,11 +674,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < (unsigned int)argc) {
 			seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4]\n");
+			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--weight-only MxNxK]... [--grouped GxMxNxK]... [--grouped-k GxMxNxK]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4] [--wo-recipes mxfp4,nvfp4,mxfp8]\n");
 			return 2;
 		}
 	}
-	if (check_recipes(recipes))
+	if (check_recipes(recipes) || check_recipes(wo_recipes))
 		return 2;
 	ret = mxa_device_open(devname, &dev);
 	if (ret)
@@ -370,6 +689,16 @@ int main(int argc, char **argv)
 				bench_gemm(dev, gemm_recipes[r].name, gemm_recipes[r].elem,
 					   gemms[i][0], gemms[i][1], gemms[i][2]);
 	}
+	for (i = 0; i < nw; i++) {
+		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
+			if (lists(wo_recipes, gemm_recipes[r].name))
+				bench_weight_only(dev, gemm_recipes[r].name,
+						  gemm_recipes[r].elem, wos[i][0],
+						  wos[i][1], wos[i][2]);
+	}
+	for (i = 0; i < ngr; i++)
+		bench_grouped(dev, (enum mxa_group_kind)grp[i][0], grp[i][1],
+			      grp[i][2], grp[i][3], grp[i][4]);
 	for (i = 0; i < nq; i++) {
 		bench_quant(dev, MXA_DTYPE_BF16, MXA_ELEM_E4M3, quants[i][0], quants[i][1]);
 		bench_quant(dev, MXA_DTYPE_BF16, MXA_ELEM_E2M1, quants[i][0], quants[i][1]);
