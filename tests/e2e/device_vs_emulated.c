@@ -339,81 +339,6 @@ static uint32_t rand_f32_bits(void)
 	return x;
 }
 
-static void check_quantize(int fd, uint32_t queue, enum mxa_elem e,
-			   enum mxa_scale_mode mode, uint32_t rows,
-			   uint32_t cols, enum mxa_scale_layout layout,
-			   enum mxa_dtype dt)
-{
-	size_t es = dt ? 2 : 4, row, ssz, i;
-	struct bo src, data, scale;
-	uint8_t *hd, *hs;
-	struct mxa_buffer *ls, *ld, *lsc;
-	int ret;
-
-	mxa_data_row_bytes(e, cols, &row);
-	mxa_scale_bytes(layout, rows, cols, &ssz);
-	bo_new(fd, (size_t)rows * cols * es, &src);
-	bo_new(fd, row * rows, &data);
-	bo_new(fd, ssz, &scale);
-	for (i = 0; i < (size_t)rows * cols; i++) {
-		uint32_t x = rand_f32_bits();
-
-		if (dt)
-			((uint16_t *)src.map)[i] = (uint16_t)(x >> 16);
-		else
-			((uint32_t *)src.map)[i] = x;
-	}
-	hd = calloc(1, data.size);
-	hs = calloc(1, scale.size);
-	mxa_buffer_wrap(cpu, src.map, src.size, &ls);
-	mxa_buffer_wrap(cpu, hd, data.size, &ld);
-	mxa_buffer_wrap(cpu, hs, scale.size, &lsc);
-	{
-		struct mxa_dense s = { .buf = ls, .dtype = dt, .rows = rows,
-				       .cols = cols };
-		struct mxa_matrix d = { .data = ld, .scale = lsc, .elem = e,
-					.scale_layout = layout, .rows = rows,
-					.cols = cols };
-
-		ret = mxa_quantize(cpu, &s, &d, mode, MXA_PREF_EMULATED);
-		if (ret) {
-			printf("# library quantize: %s\n", mxa_strerror(ret));
-			failures++;
-		}
-	}
-	{
-		struct drm_mxaccel_op op = {
-			.kind = DRM_MXACCEL_OP_QUANTIZE,
-			.m = rows, .k = cols, .scale_mode = mode,
-			.a = { .data_handle = data.handle,
-			       .scale_handle = scale.handle, .elem = e,
-			       .scale_layout = layout },
-			.c = { .handle = src.handle, .dtype = dt },
-		};
-
-		ret = run_op(fd, queue, &op);
-		if (ret) {
-			printf("# device quantize: %s\n", strerror(-ret));
-			failures++;
-		}
-	}
-	if (memcmp(hd, data.map, data.size) ||
-	    memcmp(hs, scale.map, scale.size)) {
-		printf("# quantize %s/%s %ux%u %s %s: device differs from the library\n",
-		       mxa_elem_name(e), mxa_scale_mode_name(mode), rows, cols,
-		       mxa_layout_name(layout), mxa_dtype_name(dt));
-		failures++;
-	}
-	mxa_buffer_free(ls);
-	mxa_buffer_free(ld);
-	mxa_buffer_free(lsc);
-	free(hd);
-	free(hs);
-	bo_free(fd, &src);
-	bo_free(fd, &data);
-	bo_free(fd, &scale);
-}
-
 /* A tensor scale: none, moderate, extreme or subnormal (fp32 bits). */
 static uint32_t rand_tensor_scale(void)
 {
@@ -430,22 +355,26 @@ static uint32_t rand_tensor_scale(void)
 	}
 }
 
-/* NVFP4 (UE4M3 scales per 16, tensor scale ts) quantization, as above. */
-static void check_quantize_nvfp4(int fd, uint32_t queue, uint32_t rows,
-				 uint32_t cols, enum mxa_scale_layout layout,
-				 enum mxa_dtype dt, uint32_t ts)
+/*
+ * One quantization on both sides (MX with sc = e8m0, or NVFP4 with UE4M3
+ * scales per 16 and sc's tensor scale); every byte must match.
+ */
+static void check_quantize(int fd, uint32_t queue, enum mxa_elem e,
+			   enum mxa_scale_mode mode, uint32_t rows,
+			   uint32_t cols, enum mxa_scale_layout layout,
+			   enum mxa_dtype dt, const struct scaling *sc)
 {
 	size_t es = dt ? 2 : 4, dsz, ssz, i;
 	struct mxa_matrix d = {
-		.elem = MXA_ELEM_E2M1, .scale_type = MXA_SCALE_UE4M3,
-		.scale_layout = layout, .rows = rows, .cols = cols,
+		.elem = e, .scale_type = sc->type, .scale_layout = layout,
+		.rows = rows, .cols = cols,
 	};
 	struct bo src, data, scale;
 	struct mxa_buffer *ls;
 	uint8_t *hd, *hs;
 	int ret;
 
-	memcpy(&d.tensor_scale, &ts, sizeof(ts));
+	memcpy(&d.tensor_scale, &sc->ts, sizeof(sc->ts));
 	if (mxa_matrix_bytes(&d, &dsz, &ssz)) {
 		printf("# mxa_matrix_bytes failed\n");
 		failures++;
@@ -471,8 +400,7 @@ static void check_quantize_nvfp4(int fd, uint32_t queue, uint32_t rows,
 		struct mxa_dense s = { .buf = ls, .dtype = dt, .rows = rows,
 				       .cols = cols };
 
-		ret = mxa_quantize(cpu, &s, &d, MXA_SCALE_NVFP4,
-				   MXA_PREF_EMULATED);
+		ret = mxa_quantize(cpu, &s, &d, mode, MXA_PREF_EMULATED);
 		if (ret) {
 			printf("# library quantize: %s\n", mxa_strerror(ret));
 			failures++;
@@ -481,17 +409,17 @@ static void check_quantize_nvfp4(int fd, uint32_t queue, uint32_t rows,
 	{
 		struct drm_mxaccel_op op = {
 			.kind = DRM_MXACCEL_OP_QUANTIZE,
-			.m = rows, .k = cols,
-			.scale_mode = DRM_MXACCEL_SCALE_NVFP4,
+			.m = rows, .k = cols, .scale_mode = mode,
 			.a = { .data_handle = data.handle,
-			       .scale_handle = scale.handle,
-			       .elem = DRM_MXACCEL_ELEM_E2M1,
+			       .scale_handle = scale.handle, .elem = e,
 			       .scale_layout = layout },
 			.c = { .handle = src.handle, .dtype = dt },
-			.a_scale = { .scale_type = DRM_MXACCEL_SCALE_TYPE_UE4M3,
-				     .tensor_scale = ts },
 		};
 
+		if (sc->type == MXA_SCALE_UE4M3) {
+			op.a_scale.scale_type = DRM_MXACCEL_SCALE_TYPE_UE4M3;
+			op.a_scale.tensor_scale = sc->ts;
+		}
 		ret = run_op(fd, queue, &op);
 		if (ret) {
 			printf("# device quantize: %s\n", strerror(-ret));
@@ -500,9 +428,10 @@ static void check_quantize_nvfp4(int fd, uint32_t queue, uint32_t rows,
 	}
 	if (memcmp(hd, data.map, data.size) ||
 	    memcmp(hs, scale.map, scale.size)) {
-		printf("# nvfp4 quantize %ux%u %s %s tensor scale 0x%08x: device differs from the library\n",
-		       rows, cols, mxa_layout_name(layout), mxa_dtype_name(dt),
-		       ts);
+		printf("# quantize %s/%s %s %ux%u %s %s tensor scale 0x%08x: device differs from the library\n",
+		       mxa_elem_name(e), mxa_scale_type_name(sc->type),
+		       mxa_scale_mode_name(mode), rows, cols,
+		       mxa_layout_name(layout), mxa_dtype_name(dt), sc->ts);
 		failures++;
 	}
 	mxa_buffer_free(ls);
@@ -554,7 +483,7 @@ int main(void)
 		for (mode = MXA_SCALE_FLOOR; mode <= MXA_SCALE_EVEN; mode++) {
 			check_quantize(fd, qc.queue_id, ea, mode,
 				       1 + below(140), 32 * (1 + below(9)),
-				       below(2), below(2));
+				       below(2), below(2), &e8m0);
 			t++;
 		}
 	}
@@ -566,10 +495,15 @@ int main(void)
 	    !(gp.value & (1u << DRM_MXACCEL_SCALE_TYPE_UE4M3))) {
 		printf("ok 3 - nvfp4 quantize # SKIP the engine has no UE4M3 scales\n");
 	} else {
-		for (t = 0; t < 24; t++)
-			check_quantize_nvfp4(fd, qc.queue_id, 1 + below(140),
-					     16 * (1 + below(18)), below(2),
-					     below(2), rand_tensor_scale());
+		for (t = 0; t < 24; t++) {
+			struct scaling nv = { MXA_SCALE_UE4M3,
+					      rand_tensor_scale() };
+
+			check_quantize(fd, qc.queue_id, MXA_ELEM_E2M1,
+				       MXA_SCALE_NVFP4, 1 + below(140),
+				       16 * (1 + below(18)), below(2),
+				       below(2), &nv);
+		}
 		printf("%s 3 - nvfp4 quantize: %d cases, device == library\n",
 		       failures ? "not ok" : "ok", t);
 	}
