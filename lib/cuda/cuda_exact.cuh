@@ -500,21 +500,25 @@ int cuda_launch_gemm_grouped_exact(struct cuda_device *cd,
 	return 0;
 }
 
-/* What a fault code says about offsets[group]. */
-static const char *fault_text(uint32_t code)
+/* What a fault code says about offsets[group]; limit follows where it has one. */
+static const char *fault_text(uint32_t code, bool *has_limit)
 {
+	*has_limit = true;
 	switch (code) {
 	case CUDA_FAULT_BELOW:
-		return "is below offsets[i - 1] or 0 (offsets must not decrease and start at >= 0)";
+		*has_limit = false;
+		return "is below the offset before it, or 0 (offsets must not decrease and start at >= 0)";
 	case CUDA_FAULT_BEYOND:
-		return "is beyond the total extent";
+		return "is beyond the total extent (M for 2d x 3d, K for 2d x 2d)";
 	case CUDA_FAULT_BLOCK:
 		return "is not a multiple of the block size (K group boundaries must be)";
 	case CUDA_FAULT_LAST:
-		return "is the last offset and does not equal the total extent";
+		return "is the last offset and must equal the total extent";
 	case CUDA_FAULT_A:
+		*has_limit = false;
 		return "makes the group's a (codes or scales) run past its buffer";
 	case CUDA_FAULT_B:
+		*has_limit = false;
 		return "makes the group's b (codes or scales) run past its buffer";
 	}
 	return NULL;
@@ -525,6 +529,7 @@ int cuda_exact_fault_take(struct cuda_device *cd)
 	volatile struct cuda_exact_fault *f = cd->exact_fault;
 	struct cuda_exact_fault seen;
 	const char *text;
+	bool has_limit;
 
 	if (!f || !f->code)
 		return 0;
@@ -533,16 +538,17 @@ int cuda_exact_fault_take(struct cuda_device *cd)
 	seen.value = f->value;
 	seen.limit = f->limit;
 	f->code = 0;
-	text = fault_text(seen.code);
+	text = fault_text(seen.code, &has_limit);
 	if (!text)
 		return cuda_err(-EIO, "cuda-grouped-exact: unknown offsets fault %u",
 				seen.code);
-	if (seen.code == CUDA_FAULT_A || seen.code == CUDA_FAULT_B)
-		return cuda_err(-EOVERFLOW,
-				"cuda-grouped-exact: offsets[%u] = %d %s; C was not written",
+	if (!has_limit)
+		return cuda_err(seen.code == CUDA_FAULT_A ||
+				seen.code == CUDA_FAULT_B ? -EOVERFLOW : -EINVAL,
+				"gemm_grouped: offsets[%u] = %d %s; checked on the GPU, C was not written",
 				seen.group, seen.value, text);
 	return cuda_err(-EINVAL,
-			"cuda-grouped-exact: offsets[%u] = %d %s (%u); C was not written",
+			"gemm_grouped: offsets[%u] = %d %s, %u; checked on the GPU, C was not written",
 			seen.group, seen.value, text, seen.limit);
 }
 
