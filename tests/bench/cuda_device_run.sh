@@ -69,6 +69,11 @@ if has sanitize; then
 		echo "exit $?" >>"$out/$tool.log"
 		tail -4 "$out/$tool.log" | tee -a "$sum"
 	done
+	log "compute-sanitizer memcheck: the exact GEMMs"
+	MXACCEL_TEST_QUICK=1 timeout 300 "$cs" --tool memcheck \
+		"$build"/tests/test_cuda_exact >"$out/memcheck-exact.log" 2>&1
+	echo "exit $?" >>"$out/memcheck-exact.log"
+	tail -4 "$out/memcheck-exact.log" | tee -a "$sum"
 fi
 
 if has sass; then
