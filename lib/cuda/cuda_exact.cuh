@@ -71,8 +71,9 @@ static uint32_t segment(const struct mxa_matrix *a, const struct mxa_matrix *b)
 }
 
 /*
- * acc += row i of am times row j of bm over all of K, segment by segment
- * (am, bm: o's geometry, or a group's part of it).
+ * acc += row i of am times row j of bm over all of K, segment by segment;
+ * am and bm are a's and b's own geometry, or a group's part of it (the
+ * offsets in them count from the buffers' starts, a.data and b.data).
  */
 static __device__ void exact_dot(struct mxcore_acc *acc, uint32_t seg,
 				 const struct exact_operand &a,
@@ -257,7 +258,10 @@ struct group_at {
 	uint64_t a_swz, b_swz;
 };
 
-/* The workspace: the check's verdict, then one group_at per group. */
+/*
+ * The workspace: the check's verdict (a uint32_t) at 0, the groups'
+ * group_at array from this byte offset.
+ */
 #define GROUP_WS_AT 16
 
 struct grouped_params {
