@@ -35,6 +35,33 @@
 #include "group_geom.h"
 
 /*
+ * A kernel launch on the device's stream.  tests/cuda/cuda_exact_host.cpp
+ * defines it to run the kernels on the host, where there is no GPU.
+ */
+#ifndef EXACT_LAUNCH
+#define EXACT_LAUNCH(kernel, grid, threads, stream, p) \
+	kernel<<<(grid), (threads), 0, (stream)>>>(p)
+#endif
+
+/* Offsets that cuda-grouped-exact's check on the GPU refused. */
+enum cuda_exact_fault_code {
+	CUDA_FAULT_NONE,
+	CUDA_FAULT_BELOW,	/* an end below the previous one (or 0) */
+	CUDA_FAULT_BEYOND,	/* an end beyond the total extent */
+	CUDA_FAULT_BLOCK,	/* a K end not on a block boundary */
+	CUDA_FAULT_LAST,	/* the last end is not the total extent */
+	CUDA_FAULT_A,		/* a group's a runs past its buffers */
+	CUDA_FAULT_B,		/* a group's b runs past its buffers */
+};
+
+struct cuda_exact_fault {
+	uint32_t code;		/* enum cuda_exact_fault_code; 0 = none */
+	uint32_t group;		/* the offending offsets[] index */
+	int32_t value;		/* its value */
+	uint32_t limit;		/* the extent or block it broke */
+};
+
+/*
  * An operand as the exact kernels see it: its description (offsets,
  * strides, shape; the buffer pointers in it are host memory and never
  * dereferenced here) and the device addresses of its buffers.
@@ -173,7 +200,7 @@ int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job)
 	if (!job->a.rows || !job->b.rows)
 		return 0;
 	grid_2d(job->a.rows, job->b.rows, &grid, &threads);
-	gemm_exact_kernel<<<grid, threads, 0, cd->stream>>>(p);
+	EXACT_LAUNCH(gemm_exact_kernel, grid, threads, cd->stream, p);
 	return 0;
 }
 
@@ -246,7 +273,7 @@ int cuda_launch_gemm_weight_only_exact(struct cuda_device *cd,
 	if (!a->rows || !job->b.rows)
 		return 0;
 	grid_2d(a->rows, job->b.rows, &grid, &threads);
-	gemm_wo_exact_kernel<<<grid, threads, 0, cd->stream>>>(p);
+	EXACT_LAUNCH(gemm_wo_exact_kernel, grid, threads, cd->stream, p);
 	return 0;
 }
 
@@ -496,11 +523,11 @@ int cuda_launch_gemm_grouped_exact(struct cuda_device *cd,
 	p.bad = (uint32_t *)cd->exact_ws;
 	p.at = (struct group_at *)((uint8_t *)cd->exact_ws + GROUP_WS_AT);
 	p.fault = cd->exact_fault_dev;
-	grouped_check_kernel<<<1, 1, 0, cd->stream>>>(p);
+	EXACT_LAUNCH(grouped_check_kernel, 1, 1, cd->stream, p);
 	if (!p.c_rows || !p.n)
 		return 0;
 	grid_2d(p.c_rows, p.n, &grid, &threads);
-	gemm_grouped_exact_kernel<<<grid, threads, 0, cd->stream>>>(p);
+	EXACT_LAUNCH(gemm_grouped_exact_kernel, grid, threads, cd->stream, p);
 	return 0;
 }
 

@@ -73,24 +73,6 @@ struct cuda_device {
 	struct cuda_exact_fault *exact_fault_dev;	/* its device address */
 };
 
-/* Offsets that cuda-grouped-exact's check on the GPU refused. */
-enum cuda_exact_fault_code {
-	CUDA_FAULT_NONE,
-	CUDA_FAULT_BELOW,	/* an end below the previous one (or 0) */
-	CUDA_FAULT_BEYOND,	/* an end beyond the total extent */
-	CUDA_FAULT_BLOCK,	/* a K end not on a block boundary */
-	CUDA_FAULT_LAST,	/* the last end is not the total extent */
-	CUDA_FAULT_A,		/* a group's a runs past its buffers */
-	CUDA_FAULT_B,		/* a group's b runs past its buffers */
-};
-
-struct cuda_exact_fault {
-	uint32_t code;		/* enum cuda_exact_fault_code; 0 = none */
-	uint32_t group;		/* the offending offsets[] index */
-	int32_t value;		/* its value */
-	uint32_t limit;		/* the extent or block it broke */
-};
-
 static inline struct cuda_device *cuda_dev(struct mxa_device *dev)
 {
 	return (struct cuda_device *)dev->priv;

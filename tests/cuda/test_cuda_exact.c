@@ -19,6 +19,12 @@
  *
  * Skips (77) where no CUDA device is found.  MXACCEL_TEST_QUICK=1 runs
  * fewer cases (compute-sanitizer).
+ *
+ * Built with CUDA_EXACT_HOST (test_cuda_exact_host, by make check where
+ * nvcc is found), the same cases run the kernels of cuda_exact.cuh on the
+ * host instead (tests/cuda/cuda_exact_host.cpp), on a second cpu device's
+ * buffers: their logic (segments, group search, geometry, the offset
+ * checks) is tested without a GPU; the GPU run tests the rest.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,9 +32,46 @@
 #include <string.h>
 
 #include "cudatest.h"
+#ifdef CUDA_EXACT_HOST
+#include "cuda_exact_host.h"
+#endif
 
 static struct mxa_device *cuda, *cpu;
 static unsigned int n_cases[3], n_outputs[3], n_printed;
+
+
+/* The operations on "cuda" (EMULATED: the exact kernels). */
+static int gpu_gemm(const struct mxa_matrix *a, const struct mxa_matrix *b,
+		    const struct mxa_dense *c, uint32_t flags)
+{
+#ifdef CUDA_EXACT_HOST
+	return host_gemm_exact(a, b, c, flags);
+#else
+	return mxa_gemm(cuda, a, b, c, flags, MXA_PREF_EMULATED);
+#endif
+}
+
+static int gpu_weight_only(const struct mxa_dense *a,
+			   const struct mxa_matrix *b,
+			   const struct mxa_dense *c, uint32_t flags)
+{
+#ifdef CUDA_EXACT_HOST
+	return host_gemm_weight_only_exact(a, b, c, flags);
+#else
+	return mxa_gemm_weight_only(cuda, a, b, c, flags, MXA_PREF_EMULATED);
+#endif
+}
+
+static int gpu_grouped(const struct mxa_matrix *a, const struct mxa_matrix *b,
+		       const struct mxa_dense *c, const struct mxa_grouped *g,
+		       uint32_t flags)
+{
+#ifdef CUDA_EXACT_HOST
+	return host_gemm_grouped_exact(a, b, c, g, flags);
+#else
+	return mxa_gemm_grouped(cuda, a, b, c, g, flags, MXA_PREF_EMULATED);
+#endif
+}
 /* Shapes the error cases need (0: random). */
 static uint32_t force_m, force_k;
 
@@ -385,7 +428,7 @@ static void gemm_case(unsigned int mix)
 	gb = on_gpu(&b);
 	gc = dense_gpu(&c);
 	if (both_ok(mxa_gemm(cpu, &a.m, &b.m, &c.d, flags, MXA_PREF_EMULATED),
-		    mxa_gemm(cuda, &ga, &gb, &gc, flags, MXA_PREF_EMULATED),
+		    gpu_gemm(&ga, &gb, &gc, flags),
 		    what) && same_c(&c, what)) {
 		n_cases[0]++;
 		n_outputs[0] += m * n;
@@ -431,8 +474,7 @@ static void weight_only_case(void)
 	gc = dense_gpu(&c);
 	if (both_ok(mxa_gemm_weight_only(cpu, &a.d, &b.m, &c.d, flags,
 					 MXA_PREF_EMULATED),
-		    mxa_gemm_weight_only(cuda, &ga, &gb, &gc, flags,
-					 MXA_PREF_EMULATED), what) &&
+		    gpu_weight_only(&ga, &gb, &gc, flags), what) &&
 	    same_c(&c, what)) {
 		n_cases[1]++;
 		n_outputs[1] += m * n;
@@ -551,8 +593,7 @@ static int run_gpu(struct grouped_req *r)
 	struct mxa_grouped gr = r->gr;
 
 	gr.offsets = r->offs.gpu;
-	return mxa_gemm_grouped(cuda, &ga, &gb, &gc, &gr, r->flags,
-				MXA_PREF_EMULATED);
+	return gpu_grouped(&ga, &gb, &gc, &gr, r->flags);
 }
 
 static void grouped_case(enum mxa_group_kind kind)
@@ -680,16 +721,14 @@ static void short_b(void)
 	gc = dense_gpu(&r.c);
 	gr = r.gr;
 	gr.offsets = r.offs.gpu;
-	ret = mxa_gemm_grouped(cuda, &ga, &gb, &gc, &gr, r.flags,
-			       MXA_PREF_EMULATED);
+	ret = gpu_grouped(&ga, &gb, &gc, &gr, r.flags);
 	CHECK(ret == 0, "cuda: B short of an empty last group: %d (%s)", ret,
 	      mxa_strerror(ret));
 	/* Now the last group has rows 1 .. 19: it needs the third B. */
 	r.ends[1] = 1;
 	twin_upload(&r.offs);
 	before = cudatest_read(r.c.buf.gpu);
-	ret = mxa_gemm_grouped(cuda, &ga, &gb, &gc, &gr, r.flags,
-			       MXA_PREF_EMULATED);
+	ret = gpu_grouped(&ga, &gb, &gc, &gr, r.flags);
 	after = cudatest_read(r.c.buf.gpu);
 	CHECK(ret == -EOVERFLOW,
 	      "cuda: the last group's B past its buffer: %d (%s), expected -EOVERFLOW",
@@ -703,6 +742,8 @@ static void short_b(void)
 }
 
 /* --- plans ------------------------------------------------------------- */
+
+#ifndef CUDA_EXACT_HOST
 
 static void expect_kernel(const struct mxa_op_desc *d, const char *kernel)
 {
@@ -736,15 +777,23 @@ static void plans(void)
 				  .k = 64, .b_scale_type = MXA_SCALE_UE4M3 };
 	expect_kernel(&d, "cuda-weight-only-exact");
 }
+#endif
 
 int main(void)
 {
 	unsigned int i, reps = getenv("MXACCEL_TEST_QUICK") ? 2 : 12;
 
+#ifdef CUDA_EXACT_HOST
+	cuda = test_open_cpu();
+	printf("cuda_exact.cuh's kernels on the host, on a second cpu device\n");
+#else
 	cuda = cudatest_open();
+#endif
 	cpu = test_open_cpu();
 	test_seed(20261202);
+#ifndef CUDA_EXACT_HOST
 	plans();
+#endif
 	for (i = 0; i < reps * 4; i++)
 		gemm_case(i % 4);
 	for (i = 0; i < reps * 3; i++)
