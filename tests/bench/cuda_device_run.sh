@@ -58,6 +58,14 @@ if has test; then
 		echo "$t on cuda:0: exit $rc ($(tail -n 1 "$out/$t.cuda.log"))" | tee -a "$sum"
 		[ $rc = 0 ] || grep -m 8 FAIL "$out/$t.cuda.log" | tee -a "$sum"
 	done
+	# The CLI's exact GEMMs against Fraction references, on the GPU.
+	for t in test_cli_gemm_nvfp4.sh test_cli_gemm_grouped.sh; do
+		MXACCEL_BUILD=$build MXACCEL_TEST_DEVICE=cuda:0 tests/cli/$t \
+			>"$out/$t.cuda.log" 2>&1
+		rc=$?
+		echo "$t on cuda:0: exit $rc ($(tail -n 1 "$out/$t.cuda.log"))" | tee -a "$sum"
+		[ $rc = 0 ] || grep -m 8 FAIL "$out/$t.cuda.log" | tee -a "$sum"
+	done
 	grep -h "worst\|bit-identical\|compared\|NATIVE\|cublas" "$out/tests.log" >>"$sum"
 fi
 
