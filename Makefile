@@ -99,6 +99,13 @@ ifneq ($(SANITIZE),1)
 TEST_BINS += $(BUILD)/tests/test_cuda_encode
 endif
 endif
+# The CUDA exact GEMMs' kernels run on the host against the cpu's
+# (tests/cuda/cuda_exact_host.cpp), likewise.
+ifneq ($(NVCC),)
+ifneq ($(SANITIZE),1)
+TEST_BINS += $(BUILD)/tests/test_cuda_exact_host
+endif
+endif
 # The CUDA benchmark program (tests/bench/cuda_bench.py runs it) and the
 # read probe (Hopper only: cp.async.bulk), where nvcc is found.
 CUDA_BENCH := $(patsubst tests/cuda/%.c,$(BUILD)/tests/%,\
@@ -279,6 +286,21 @@ $(BUILD)/tests/test_cuda_encode: tests/cuda/test_cuda_encode.cu \
 		-Xcompiler -Wall,-Wextra,-Werror -D_GNU_SOURCE \
 		-Ilib/include -Ilib/core -Ilib/cuda $< -o $@ \
 		-L$(BUILD)/lib -lmxaccel -Xlinker -rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tests/test_cuda_exact_host: tests/cuda/test_cuda_exact.c \
+		tests/cuda/cuda_exact_host.cpp tests/cuda/cuda_exact_host.h \
+		lib/cuda/cuda_exact.cuh lib/src/group_geom.h \
+		$(TEST_COMMON) tests/lib/testlib.h $(SHLIB)
+	@mkdir -p $(dir $@) $(BUILD)/obj/tests
+	$(quiet) CXX $@
+	$(Q)$(CXX) -std=c++20 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-Wno-missing-field-initializers \
+		-Ilib/include -Ilib/src -Ilib/core -Ilib/cuda -Itests/cuda \
+		-c tests/cuda/cuda_exact_host.cpp -o $(BUILD)/obj/tests/cuda_exact_host.o
+	$(Q)$(CC) $(BASE_CFLAGS) -DCUDA_EXACT_HOST -Itests/lib \
+		tests/cuda/test_cuda_exact.c $(TEST_COMMON) \
+		$(BUILD)/obj/tests/cuda_exact_host.o -o $@ \
+		$(LDFLAGS_ALL) $(TOOL_LIBS) -lstdc++
 
 module:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }

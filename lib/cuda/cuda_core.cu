@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/core compiled for the GPU (MXCORE_FN = __device__): quantization,
- * dequantization and the exact GEMM run the core's own code, so they are
- * bit-identical to the CPU's cpu-quantize, cpu-dequantize and cpu-exact.
+ * lib/core compiled for the GPU (MXCORE_FN = __device__): quantization
+ * and dequantization run the core's own code, so they are bit-identical
+ * to the CPU's cpu-quantize and cpu-dequantize; the exact GEMMs
+ * (cuda_exact.cuh, part of this unit) likewise to cpu-exact and its kin.
  *
  * The one substitution: quantization multiplies by the scale's reciprocal
  * with the GPU's fp32 multiply (__fmul_rn, denormals kept) instead of the
@@ -27,6 +28,8 @@
 #include "mxcore_quant.c"
 #include "mxcore_dot.c"
 #include "cuda_quant_encode.cuh"
+/* The exact GEMMs: in this unit, with the core (see its top). */
+#include "cuda_exact.cuh"
 
 /* An MX matrix as the kernels see it. */
 struct mx_view {
@@ -557,14 +560,6 @@ struct nvfp4_params {
 	uint32_t tensor_scale;	/* fp32 bits; 0 = single level */
 };
 
-static uint32_t tensor_scale_bits(const struct mxa_matrix *m)
-{
-	uint32_t bits;
-
-	memcpy(&bits, &m->tensor_scale, sizeof(bits));
-	return bits;
-}
-
 /* One thread per block of 16: mxcore_nvfp4_quantize_block(). */
 __global__ void nvfp4_quantize_kernel(const struct nvfp4_params p)
 {
@@ -582,8 +577,7 @@ __global__ void nvfp4_quantize_kernel(const struct nvfp4_params p)
 		unsigned int k;
 
 		for (k = 0; k < MXCORE_NVFP4_BLOCK; k++)
-			x[k] = p.bf16 ? (uint32_t)((const uint16_t *)in)[k] << 16 :
-					((const uint32_t *)in)[k];
+			x[k] = mxa__dense_bits(in, p.bf16, k);
 		((uint8_t *)p.mx.scale)[scale_index(p.mx, r, b)] =
 			mxcore_nvfp4_quantize_block(x, p.tensor_scale, codes);
 	}
@@ -630,7 +624,7 @@ static int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 	p.dense_stride = mxa__dense_stride(&job->dense);
 	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
 	p.ue4m3 = 1;
-	p.tensor_scale = tensor_scale_bits(&job->a);
+	p.tensor_scale = mxa__tensor_scale_bits(&job->a);
 	total = (uint64_t)p.mx.rows * p.mx.blocks;
 	if (!quantize) {
 		nvfp4_dequantize_kernel<<<grid_1d(total, 128), 128, 0,
@@ -675,8 +669,7 @@ __global__ void quantize_colwise_kernel(const struct nvfp4_params p, int mode)
 			const uint8_t *row = p.dense + ((uint64_t)b * block + k) *
 						       p.dense_stride;
 
-			x[k] = p.bf16 ? (uint32_t)((const uint16_t *)row)[r] << 16 :
-					((const uint32_t *)row)[r];
+			x[k] = mxa__dense_bits(row, p.bf16, r);
 		}
 		s = p.ue4m3 ? mxcore_nvfp4_quantize_block(x, p.tensor_scale, codes) :
 		    mxcore_quantize_block((enum mxcore_elem)p.mx.elem,
@@ -696,7 +689,7 @@ int cuda_launch_quantize_colwise(struct cuda_device *cd,
 	p.dense_stride = mxa__dense_stride(&job->dense);
 	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
 	p.ue4m3 = job->a.scale_type == MXA_SCALE_UE4M3;
-	p.tensor_scale = tensor_scale_bits(&job->a);
+	p.tensor_scale = mxa__tensor_scale_bits(&job->a);
 	total = (uint64_t)p.mx.rows * p.mx.blocks;
 	if (p.mx.swizzled) {
 		/* Padding entries are written as 0, like to_blocked(). */
@@ -846,69 +839,6 @@ int cuda_dequantize_bf16(struct cuda_device *cd, const struct mxa_matrix *m,
 {
 	return launch_dequantize(cd, view(m), (uint8_t *)dst,
 				 (uint64_t)m->cols * 2, 1);
-}
-
-/* --- the exact GEMM ------------------------------------------------------------- */
-
-struct exact_params {
-	struct mx_view a, b;
-	uint8_t *c;
-	uint64_t c_stride;
-	int bf16;
-	int accumulate;
-};
-
-/* One thread per output: the core's exact block dots, rounded once. */
-__global__ void gemm_exact_kernel(const struct exact_params p)
-{
-	enum mxcore_dtype dt = p.bf16 ? MXCORE_BF16 : MXCORE_F32;
-	enum mxcore_elem ea = (enum mxcore_elem)p.a.elem;
-	enum mxcore_elem eb = (enum mxcore_elem)p.b.elem;
-	uint32_t col = blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t row = blockIdx.y * blockDim.y + threadIdx.y;
-
-	if (col >= p.b.rows)
-		return;
-	for (; row < p.a.rows; row += gridDim.y * blockDim.y) {
-		const uint8_t *ar = p.a.data + row * p.a.data_stride;
-		const uint8_t *br = p.b.data + col * p.b.data_stride;
-		uint8_t *out = p.c + row * p.c_stride + (uint64_t)col * (p.bf16 ? 2 : 4);
-		struct mxcore_acc acc;
-		uint32_t kb, v;
-
-		mxcore_acc_init(&acc);
-		for (kb = 0; kb < p.a.blocks; kb++)
-			mxcore_acc_block_dot(&acc, ea, ar + kb * block_bytes(ea),
-					     p.a.scale[scale_index(p.a, row, kb)],
-					     eb, br + kb * block_bytes(eb),
-					     p.b.scale[scale_index(p.b, col, kb)]);
-		if (p.accumulate)
-			mxcore_acc_add_float(&acc, p.bf16 ? *(const uint16_t *)out :
-					     *(const uint32_t *)out, dt);
-		v = mxcore_acc_round(&acc, dt);
-		if (p.bf16)
-			*(uint16_t *)out = (uint16_t)v;
-		else
-			*(uint32_t *)out = v;
-	}
-}
-
-int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job)
-{
-	struct exact_params p;
-	dim3 threads(16, 16), grid;
-	uint32_t gy;
-
-	p.a = view(&job->a);
-	p.b = view(&job->b);
-	p.c = cuda_ptr(job->dense.buf, job->dense.offset);
-	p.c_stride = mxa__dense_stride(&job->dense);
-	p.bf16 = job->dense.dtype == MXA_DTYPE_BF16;
-	p.accumulate = !!(job->flags & MXA_GEMM_ACCUMULATE);
-	gy = (p.a.rows + 15) / 16;
-	grid = dim3((p.b.rows + 15) / 16, gy > 65535 ? 65535 : gy);
-	gemm_exact_kernel<<<grid, threads, 0, cd->stream>>>(p);
-	return 0;
 }
 
 /* --- fp32 -> bf16 with C_in --------------------------------------------------- */

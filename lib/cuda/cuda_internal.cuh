@@ -4,8 +4,11 @@
  *
  * cuda_plugin.cu   entry point, devices, buffers, streams and fences, the
  *                  kernel table and the submit path
- * cuda_core.cu     lib/core compiled for the GPU: quantize, dequantize and
- *                  the exact GEMM (bit-identical to the CPU)
+ * cuda_core.cu     lib/core compiled for the GPU: quantize and dequantize
+ *                  (bit-identical to the CPU)
+ * cuda_exact.cuh   the exact GEMMs (lib/core's dots on the GPU): dense,
+ *                  weight-only and grouped, bit-identical to the CPU's;
+ *                  compiled in cuda_core.cu's unit
  * cuda_quant_encode.cuh  the fast fp6/fp4 quantize encoders (host and device)
  * cuda_gemm_sm90.cu the native fused MX GEMM for sm_90a (TMA + wgmma):
  *                  each path's launch sequence
@@ -60,6 +63,14 @@ struct cuda_device {
 	void *skinny_ws;
 	size_t skinny_ws_bytes;
 	uint32_t skinny_ws_tiles;
+	/*
+	 * cuda-grouped-exact: the groups' workspace (grown on demand) and
+	 * the mapped host word its offset checks report faults in.
+	 */
+	void *exact_ws;
+	size_t exact_ws_bytes;
+	struct cuda_exact_fault *exact_fault;		/* host address */
+	struct cuda_exact_fault *exact_fault_dev;	/* its device address */
 };
 
 static inline struct cuda_device *cuda_dev(struct mxa_device *dev)
@@ -81,7 +92,6 @@ int cuda_launch_quantize(struct cuda_device *cd, const struct mxa_job *job);
 int cuda_launch_quantize_colwise(struct cuda_device *cd,
 				 const struct mxa_job *job);
 int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job);
-int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job);
 /*
  * Dequantize rows x cols of an MX matrix to a packed bf16 matrix at dst
  * (device memory), exactly rounded; the dequantize+cuBLAS GEMM uses it.
@@ -123,6 +133,19 @@ const char *cuda_sm90_path_reject(struct cuda_device *cd,
 				  enum sm90_path path);
 int cuda_sm90_path_rank(struct cuda_device *cd, const struct mxa_op_desc *desc,
 			enum sm90_path path);
+
+/* cuda_exact.cuh (in cuda_core.cu) */
+int cuda_launch_gemm_exact(struct cuda_device *cd, const struct mxa_job *job);
+int cuda_launch_gemm_weight_only_exact(struct cuda_device *cd,
+				       const struct mxa_job *job);
+int cuda_launch_gemm_grouped_exact(struct cuda_device *cd,
+				   const struct mxa_job *job);
+/*
+ * A fault cuda-grouped-exact's offset check recorded since the last call
+ * (-EINVAL / -EOVERFLOW with the message), cleared; 0 if none.  Called
+ * once the host has waited for the work.
+ */
+int cuda_exact_fault_take(struct cuda_device *cd);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

@@ -11,7 +11,10 @@
  * Kernels (Documentation/cuda.rst):
  *   cuda-quantize, cuda-dequantize  lib/core on the GPU, bit-exact
  *   cuda-exact      the exact reference GEMM (lib/core on the GPU),
- *                   bit-identical to cpu-exact: EMULATED
+ *                   bit-identical to cpu-exact: EMULATED; MX, NVFP4 and
+ *                   mixed operands
+ *   cuda-weight-only-exact, cuda-grouped-exact  the same for weight-only
+ *                   and grouped GEMM (cuda_exact.cuh): EMULATED
  *   cuda-mx-sm90-*  the fused MX GEMM for Hopper (TMA + wgmma bf16 with the
  *                   scales folded into exact operands; fp8 with per-32
  *                   scale promotion): NATIVE, one entry per path (skinny,
@@ -143,6 +146,9 @@ static void cuda_close(struct mxa_device *dev)
 	cudaStreamSynchronize(cd->stream);
 	cuda_cublas_release(cd);
 	cudaFree(cd->skinny_ws);
+	cudaFree(cd->exact_ws);
+	if (cd->exact_fault)
+		cudaFreeHost(cd->exact_fault);
 	cudaStreamDestroy(cd->own_stream);
 	pthread_mutex_destroy(&cd->lock);
 	free(cd);
@@ -385,6 +391,8 @@ enum {
 	K_SM90_FP8_QUAD,
 	K_CUBLAS,
 	K_QUANTIZE_COLWISE,
+	K_WEIGHT_ONLY_EXACT,
+	K_GROUPED_EXACT,
 };
 
 /* A path of the native GEMM as a kernel-table entry. */
@@ -423,11 +431,13 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_EXACT */
 		.name = "cuda-exact",
-		.summary = "exact: the core's integer block dots and 640-bit accumulator on the GPU, one rounding, bit-identical to cpu-exact",
+		.summary = "exact: the core's integer segment dots and 704-bit accumulator on the GPU, one rounding, bit-identical to cpu-exact (MX, NVFP4, mixed)",
 		.op = MXA_OP_GEMM,
 		.native = false,
 		.exact = true,
 		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
 	/* K_SM90_SKINNY ... K_SM90_FP8_QUAD: the native GEMM's paths. */
 	SM90_KERNEL("cuda-mx-sm90-skinny", SM90_PATH_SKINNY,
@@ -463,6 +473,26 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
+	{	/* K_WEIGHT_ONLY_EXACT */
+		.name = "cuda-weight-only-exact",
+		.summary = "exact weight-only GEMM on the GPU: A's values as given times B's (MX or NVFP4), the core's dense dots in its wide accumulator, one rounding, bit-identical to cpu-weight-only-exact",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+	},
+	{	/* K_GROUPED_EXACT */
+		.name = "cuda-grouped-exact",
+		.summary = "exact grouped GEMM on the GPU: offsets read and checked on the device, each group through cuda-exact's sums, bit-identical to cpu-grouped-exact",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = false,
+		.exact = true,
+		.rank = 0,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -487,6 +517,10 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_cublas(cd, &w->job);
 	case K_QUANTIZE_COLWISE:
 		return cuda_launch_quantize_colwise(cd, &w->job);
+	case K_WEIGHT_ONLY_EXACT:
+		return cuda_launch_gemm_weight_only_exact(cd, &w->job);
+	case K_GROUPED_EXACT:
+		return cuda_launch_gemm_grouped_exact(cd, &w->job);
 	}
 	return -EINVAL;
 }
@@ -534,6 +568,9 @@ static int cuda_fence_wait(struct mxa_fence *fence, int64_t timeout_ns)
 	}
 	f->done = true;
 	f->status = e == cudaSuccess ? 0 : cuda_fail(e, "job");
+	/* A grouped job's offsets the GPU refused (cuda_exact.cuh). */
+	if (!f->status)
+		f->status = cuda_exact_fault_take(f->cd);
 	return f->status;
 }
 
@@ -563,13 +600,25 @@ static int check_dense_aligned(const struct mxa_work *w)
 	const struct mxa_dense *d = &w->job.dense;
 	size_t es = d->dtype == MXA_DTYPE_BF16 ? 2 : 4;
 	const char *what = w->job.op == MXA_OP_GEMM ? "C" :
-			   w->job.op == MXA_OP_DEQUANTIZE ? "dst" : "src";
+			   w->job.op == MXA_OP_DEQUANTIZE ? "dst" :
+			   w->job.op == MXA_OP_QUANTIZE ||
+			   w->job.op == MXA_OP_QUANTIZE_COLWISE ? "src" : "C";
 	uintptr_t at = (uintptr_t)cuda_ptr(d->buf, d->offset);
 
 	if (at % es)
 		return cuda_err(-EINVAL,
 				"%s: %s at device address %p is not %zu-byte aligned (a wrapped buffer's base plus offset must be)",
 				w->kernel->name, what, (void *)at, es);
+	/* Grouped GEMM: the kernels read the int32 offsets on the device. */
+	if (w->job.op == MXA_OP_GEMM_GROUPED) {
+		const struct mxa_grouped *g = &w->job.groups;
+
+		at = (uintptr_t)cuda_ptr(g->offsets, g->offsets_offset);
+		if (at % 4)
+			return cuda_err(-EINVAL,
+					"%s: offsets at device address %p are not 4-byte aligned (a wrapped buffer's base plus offsets_offset must be)",
+					w->kernel->name, (void *)at);
+	}
 	return 0;
 }
 
@@ -668,6 +717,8 @@ static int cuda_submit_wait(struct mxa_device *dev,
 	e = cudaStreamSynchronize(s);
 	if (!ret && e != cudaSuccess)
 		ret = cuda_fail(e, "job");
+	if (!ret)
+		ret = cuda_exact_fault_take(cd);
 	return ret;
 }
 

@@ -218,7 +218,8 @@ mxa__geom(const struct mxa_matrix *m)
 	return g;
 }
 /* fp32 bits of m's per-tensor scale (NVFP4; 0 = single level). */
-static inline uint32_t mxa__tensor_scale_bits(const struct mxa_matrix *m)
+static inline MXCORE_GEOM_FN uint32_t
+mxa__tensor_scale_bits(const struct mxa_matrix *m)
 {
 	uint32_t bits;
 
@@ -227,7 +228,8 @@ static inline uint32_t mxa__tensor_scale_bits(const struct mxa_matrix *m)
 }
 
 /* Element i of a dense fp32 or bf16 row as fp32 bits (bf16 widened exactly). */
-static inline uint32_t mxa__dense_bits(const void *row, bool bf16, uint32_t i)
+static inline MXCORE_GEOM_FN uint32_t mxa__dense_bits(const void *row, bool bf16,
+						     uint32_t i)
 {
 	uint32_t v;
 

@@ -5,28 +5,17 @@
  * group g into a dense GEMM job, and the validation built on that walk:
  * every group must be a valid mxa_gemm() of its own.  Scale layouts follow
  * torchao's per-group ones (Documentation/library.rst, "Grouped GEMM").
+ * A group's geometry is group_geom.h's, shared with the CUDA plugin's
+ * device code.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-
-static uint64_t round_up(uint64_t x, uint64_t m)
-{
-	return (x + m - 1) / m * m;
-}
-
-/* Bytes of one group's swizzled scales: rows x blocks in 128 x 4 tiles. */
-static uint64_t swizzled_bytes(uint64_t rows, uint64_t blocks)
-{
-	return round_up(rows, 128) * round_up(blocks, 4);
-}
+#include "group_geom.h"
 
 static uint32_t block_of(const struct mxa_matrix *m)
 {
-	struct mxcore_geom g = mxa__geom(m);
-
-	return mxcore_geom_block(&g);
+	return mxa__block(m);
 }
 
 void mxa__group_iter_init(struct mxa_group_iter *it, const struct mxa_job *job,
@@ -37,65 +26,13 @@ void mxa__group_iter_init(struct mxa_group_iter *it, const struct mxa_job *job,
 	it->ends = ends;
 }
 
-/* Group rows [start, start + size) of an M-grouped operand (A of 2D_3D). */
-static void rows_part(const struct mxa_matrix *m, uint32_t start,
-		      uint32_t size, uint64_t *swz, struct mxa_matrix *out)
-{
-	out->rows = size;
-	out->data_offset += start * mxa__data_stride(m);
-	out->data_stride = mxa__data_stride(m);
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		/* torchao: each group swizzled alone, 128-row padded. */
-		out->scale_offset += *swz;
-		*swz += swizzled_bytes(size, m->cols / block_of(m));
-	} else {
-		out->scale_offset += start * mxa__scale_stride(m);
-		out->scale_stride = mxa__scale_stride(m);
-	}
-}
-
-/* Group g of a stack of rows x K matrices (B of 2D_3D). */
-static void stack_part(const struct mxa_matrix *m, uint32_t g,
-		       struct mxa_matrix *out)
-{
-	size_t rows = (size_t)g * m->rows;
-
-	out->data_offset += rows * mxa__data_stride(m);
-	out->data_stride = mxa__data_stride(m);
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		out->scale_offset += g * swizzled_bytes(m->rows,
-							m->cols / block_of(m));
-	} else {
-		out->scale_offset += rows * mxa__scale_stride(m);
-		out->scale_stride = mxa__scale_stride(m);
-	}
-}
-
-/* Columns [start, start + size) of a K-grouped operand (2D_2D). */
-static void cols_part(const struct mxa_matrix *m, uint32_t start,
-		      uint32_t size, uint64_t *swz, struct mxa_matrix *out)
-{
-	uint32_t block = block_of(m);
-
-	out->cols = size;
-	out->data_offset += mxcore_row_bytes(m->elem, start);
-	out->data_stride = mxa__data_stride(m);
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		/* torchao: each group's [rows x blocks] swizzled alone. */
-		out->scale_offset += *swz;
-		*swz += swizzled_bytes(m->rows, size / block);
-	} else {
-		out->scale_offset += start / block;
-		out->scale_stride = mxa__scale_stride(m);
-	}
-}
-
 bool mxa__group_next(struct mxa_group_iter *it, struct mxa_job *sub,
 		     bool *empty)
 {
 	const struct mxa_job *job = it->job;
 	const struct mxa_dense *c = &job->dense;
 	uint32_t g = it->g, end, size;
+	uint64_t c_row0;
 
 	if (g >= job->groups.count)
 		return false;
@@ -105,18 +42,10 @@ bool mxa__group_next(struct mxa_group_iter *it, struct mxa_job *sub,
 	sub->op = MXA_OP_GEMM;
 	memset(&sub->groups, 0, sizeof(sub->groups));
 	sub->dense.stride = mxa__dense_stride(c);
-	if (job->groups.kind == MXA_GROUP_2D_3D) {
-		rows_part(&job->a, it->start, size, &it->a_swz, &sub->a);
-		stack_part(&job->b, g, &sub->b);
-		sub->dense.rows = size;
-		sub->dense.offset += (size_t)it->start * mxa__dense_stride(c);
-	} else {
-		cols_part(&job->a, it->start, size, &it->a_swz, &sub->a);
-		cols_part(&job->b, it->start, size, &it->b_swz, &sub->b);
-		sub->dense.rows = job->a.rows;
-		sub->dense.offset += (size_t)g * job->a.rows *
-				     mxa__dense_stride(c);
-	}
+	mxa__group_operands(job->groups.kind, &job->a, &job->b, g, it->start,
+			    end, &it->a_swz, &it->b_swz, &sub->a, &sub->b,
+			    &c_row0, &sub->dense.rows);
+	sub->dense.offset += (size_t)c_row0 * mxa__dense_stride(c);
 	*empty = !size;
 	it->start = end;
 	it->g++;
@@ -328,7 +257,7 @@ int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
 				 .groups = *groups };
 	/*
 	 * Offsets the host cannot read (device memory) are the kernel's to
-	 * check; no such device has a grouped kernel yet.
+	 * check, with these rules (cuda-grouped-exact: lib/cuda/cuda_exact.cuh).
 	 */
 	if (!groups->offsets->host)
 		return 0;

@@ -50,9 +50,18 @@ if has test; then
 	log "library tests on cuda:0"
 	for t in test_special test_native_bound test_nvfp4 test_colwise \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
-		 test_api_gemm_validation test_api_quantize_validation; do
+		 test_api_gemm_validation test_api_quantize_validation \
+		 test_gemm_exact test_weight_only; do
 		[ -x "$build/tests/$t" ] || continue
 		MXACCEL_TEST_DEVICE=cuda:0 "$build/tests/$t" >"$out/$t.cuda.log" 2>&1
+		rc=$?
+		echo "$t on cuda:0: exit $rc ($(tail -n 1 "$out/$t.cuda.log"))" | tee -a "$sum"
+		[ $rc = 0 ] || grep -m 8 FAIL "$out/$t.cuda.log" | tee -a "$sum"
+	done
+	# The CLI's exact GEMMs against Fraction references, on the GPU.
+	for t in test_cli_gemm_nvfp4.sh test_cli_gemm_grouped.sh; do
+		MXACCEL_BUILD=$build MXACCEL_TEST_DEVICE=cuda:0 tests/cli/$t \
+			>"$out/$t.cuda.log" 2>&1
 		rc=$?
 		echo "$t on cuda:0: exit $rc ($(tail -n 1 "$out/$t.cuda.log"))" | tee -a "$sum"
 		[ $rc = 0 ] || grep -m 8 FAIL "$out/$t.cuda.log" | tee -a "$sum"
@@ -68,6 +77,11 @@ if has sanitize; then
 		echo "exit $?" >>"$out/$tool.log"
 		tail -4 "$out/$tool.log" | tee -a "$sum"
 	done
+	log "compute-sanitizer memcheck: the exact GEMMs"
+	MXACCEL_TEST_QUICK=1 timeout 300 "$cs" --tool memcheck \
+		"$build"/tests/test_cuda_exact >"$out/memcheck-exact.log" 2>&1
+	echo "exit $?" >>"$out/memcheck-exact.log"
+	tail -4 "$out/memcheck-exact.log" | tee -a "$sum"
 fi
 
 if has sass; then

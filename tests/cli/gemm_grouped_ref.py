@@ -27,6 +27,9 @@ sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mxref as ref  # noqa: E402
 
+# The device the CLI runs on (the reference is computed here either way).
+DEVICE = os.environ.get("MXACCEL_TEST_DEVICE", "cpu")
+
 MX, TMP = None, None    # set by main()
 checked = 0
 
@@ -84,7 +87,7 @@ def run(rng, name, kind, pa, pb, ends, layout, dtype, use_cin):
     cmd = [MX, "gemm", "--m", str(m), "--n", str(n), "--k", str(k),
            "--groups", ",".join(str(e) for e in ends), "--group-kind", kind,
            "--out", out, "--out-dtype", dtype, "--scale-layout", layout,
-           "--kernel", "emulated", "--device", "cpu"]
+           "--kernel", "emulated", "--device", DEVICE]
     cmd += operand_args(a, "a", layout, kind, ends, n)
     cmd += operand_args(b, "b", layout, kind, ends, n)
     size = 2 if dtype == "bf16" else 4

@@ -31,6 +31,9 @@ from mxref import (FMT, Operand, expected_bits, fail,  # noqa: E402
                    fill, kind_of, reference, value_of_bits)
 import mxref  # noqa: E402
 
+# The device the CLI runs on (the reference is computed here either way).
+DEVICE = os.environ.get("MXACCEL_TEST_DEVICE", "cpu")
+
 MX, TMP, SEED = None, None, 0    # set by main()
 M, N, K = 6, 5, 64
 checked = 0
@@ -42,7 +45,7 @@ def run_case(name, a, b, dtype, layout, cin_vals, pref="emulated"):
     out = os.path.join(TMP, "c.out")
     cmd = [MX, "gemm", "--m", str(M), "--n", str(N), "--k", str(K),
            "--out", out, "--out-dtype", dtype, "--scale-layout", layout,
-           "--kernel", pref, "--device", "cpu"]
+           "--kernel", pref, "--device", DEVICE]
     for side, op in (("a", a), ("b", b)):
         cmd += op.write_args(side, os.path.join(TMP, side),
                              op.scale_bytes(layout))

@@ -7,7 +7,8 @@
 # the exact rational reference of gemm_grouped_ref.py (python3 fractions,
 # no numpy), bit for bit, group by group.
 #
-# Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED.
+# Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED,
+# MXACCEL_TEST_DEVICE (the device `mxaccel gemm` runs on, default cpu).
 set -u
 
 . "$(dirname "$0")/lib.sh"

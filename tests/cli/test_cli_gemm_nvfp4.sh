@@ -6,7 +6,8 @@
 # without --c-in) against the exact rational reference in
 # gemm_nvfp4_ref.py (python3 fractions, no numpy), bit for bit.
 #
-# Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED.
+# Environment: MXACCEL_BUILD (default build/rel), MXACCEL_TEST_SEED,
+# MXACCEL_TEST_DEVICE (the device `mxaccel gemm` runs on, default cpu).
 set -u
 
 . "$(dirname "$0")/lib.sh"
