@@ -49,7 +49,7 @@ if has test; then
 	# The generic library tests that take a device, on the GPU.
 	log "library tests on cuda:0"
 	for t in test_special test_native_bound test_nvfp4 test_colwise \
-		 test_golden test_api_buffers test_api_devices test_api_plan \
+		 test_weight_only test_golden test_api_buffers test_api_devices test_api_plan \
 		 test_api_gemm_validation test_api_quantize_validation; do
 		[ -x "$build/tests/$t" ] || continue
 		MXACCEL_TEST_DEVICE=cuda:0 "$build/tests/$t" >"$out/$t.cuda.log" 2>&1
