@@ -430,7 +430,11 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 
 #pragma unroll
 				for (int pc = 0; pc < P; pc++) {
-					const uint4 y = __ldg(ys + (pc * NT + j) * 32);
+					/*
+					 * A plain load, not __ldg(): the pre-pass
+					 * wrote it while this grid ran.
+					 */
+					const uint4 y = ys[(pc * NT + j) * 32];
 					const uint32_t *ua = pc && INF0 ? za : fa;
 					const uint32_t *ub = pc && INF0 ? zb : fb;
 
@@ -664,9 +668,13 @@ const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_
 
 	if (no)
 		return no;
-	/* gridDim.z: groups of 64 rows of A. */
-	if ((desc->m + GROUP - 1) / GROUP > 65535)
+	const uint64_t groups = (desc->m + (uint64_t)GROUP - 1) / GROUP;
+
+	/* gridDim.z: groups of 64 rows of A; a counter per tile and group. */
+	if (groups > 65535)
 		return "cuda-weight-only runs M <= 4194240 (65535 groups of 64 rows)";
+	if (groups * ((desc->n + (uint64_t)ROWS - 1) / ROWS) >= 1ull << 31)
+		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 128) < 2^31 tiles";
 	return NULL;
 }
 
