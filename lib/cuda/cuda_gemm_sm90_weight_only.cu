@@ -217,16 +217,21 @@ __device__ __forceinline__ void codes_bf16(uint2 v, uint32_t *f, uint32_t *z)
 	}
 }
 
-/* A UE4M3 (float8_e4m3fn) scale byte as fp32: exact; 0x7f / 0xff NaN. */
-__device__ __forceinline__ float ue4m3_to_f32(uint32_t s)
+/*
+ * Two UE4M3 (float8_e4m3fn) scale bytes (bits 0-7, 8-15) as fp32: through
+ * fp16, exact both ways (e4m3's subnormals are fp16 normals), NaN (0x7f,
+ * 0xff) kept, a sign bit kept as the exact reference reads it.
+ */
+__device__ __forceinline__ float2 ue4m3x2_to_f32(uint32_t s)
 {
-	const uint32_t e = (s >> 3) & 0xf, m = s & 7;
-	float v;
+	uint32_t h2;
+	float lo, hi;
 
-	if ((s & 0x7f) == 0x7f)
-		return __uint_as_float(0x7fc00000u);
-	v = e ? __uint_as_float(((e + 120) << 23) | (m << 20)) : (float)m * 0x1p-9f;
-	return s & 0x80 ? -v : v;
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\n"
+	    "cvt.rn.f16x2.e4m3x2 %0, l;\n}" : "=r"(h2) : "r"(s));
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\n"
+	    "cvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}" : "=f"(lo), "=f"(hi) : "r"(h2));
+	return make_float2(lo, hi);
 }
 
 /*
@@ -241,12 +246,6 @@ __device__ __forceinline__ uint32_t scale_byte(const struct wo_args &p, uint64_t
 	return __ldg(p.scale + row_at + mxcore_geom_scale_index(&p.geom, 0, kb));
 }
 
-/* Block scale as fp32 (0 for a block past K: its codes are not read). */
-template <bool NV>
-__device__ __forceinline__ float scale_f32(uint32_t s)
-{
-	return NV ? ue4m3_to_f32(s) : e8m0_to_f32(s);
-}
 
 /*
  * fp32 bits as three bf16 pieces by truncation, a = hi + mid + lo exactly
@@ -414,14 +413,21 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				break;
 			codes_bf16<E, INF0>(cur[0][u], fa, za);
 			codes_bf16<E, INF0>(cur[1][u], fb, zb);
-			xa[0] = scale_f32<NV>(scur[0][u] & 0xff);
-			xb[0] = scale_f32<NV>(scur[1][u] & 0xff);
 			if (NV) {
-				/* Past K: no block, scale 0 (its codes and A are 0). */
-				const bool two = 2 * sp + 1 < p.blocks;
+				/*
+				 * The span's two blocks; past K the second's
+				 * byte is 0, scale 0 (its codes and A are 0).
+				 */
+				const float2 sa = ue4m3x2_to_f32(scur[0][u]);
+				const float2 sb = ue4m3x2_to_f32(scur[1][u]);
 
-				xa[1] = two ? scale_f32<NV>(scur[0][u] >> 8) : 0.0f;
-				xb[1] = two ? scale_f32<NV>(scur[1][u] >> 8) : 0.0f;
+				xa[0] = sa.x;
+				xa[1] = sa.y;
+				xb[0] = sb.x;
+				xb[1] = sb.y;
+			} else {
+				xa[0] = e8m0_to_f32(scur[0][u]);
+				xb[0] = e8m0_to_f32(scur[1][u]);
 			}
 			const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
 #pragma unroll
