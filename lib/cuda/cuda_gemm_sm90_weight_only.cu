@@ -668,13 +668,21 @@ int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_p
 
 } /* namespace */
 
+/*
+ * Every format, dtype and layout of the op is taken; what is not: devices
+ * other than sm_90a (or without its code loaded), and grids past CUDA's
+ * limits.
+ */
 const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_desc *desc)
 {
-	const char *no = cuda_sm90_reject(cd);
+	const uint64_t groups = (desc->m + (uint64_t)GROUP - 1) / GROUP;
+	const char *no;
 
+	if (cd->cc_major != 9 || cd->cc_minor != 0)
+		return "cuda-weight-only is built for sm_90a (Hopper) only";
+	no = sm90_operand_reject();
 	if (no)
 		return no;
-	const uint64_t groups = (desc->m + (uint64_t)GROUP - 1) / GROUP;
 
 	/* gridDim.z: groups of 64 rows of A; a counter per tile and group. */
 	if (groups > 65535)
@@ -702,8 +710,6 @@ int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *j
 		return cuda_err(-EINVAL,
 				"cuda-weight-only: a at device address %p is not %d-byte aligned (a wrapped buffer's base plus offset must be)",
 				(const void *)ad, bf16 ? 2 : 4);
-	if (cuda_sm90_reject(cd))
-		return cuda_err(-EOPNOTSUPP, "cuda-weight-only: %s", cuda_sm90_reject(cd));
 	ret = sm90_aligned_data(cd, b, &xd, &xs, &xscratch);
 	if (ret)
 		return ret;
