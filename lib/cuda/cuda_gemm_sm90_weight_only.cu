@@ -438,9 +438,13 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				for (int pc = 0; pc < P; pc++) {
 					/*
 					 * A plain load, not __ldg(): the pre-pass
-					 * wrote it while this grid ran.
+					 * wrote it while this grid ran.  Rows past
+					 * M are zeros there: not loaded (M = 1
+					 * reads an eighth).
 					 */
-					const uint4 y = ys[(pc * NT + j) * 32];
+					const uint4 y = grp * GROUP + 8 * j + g < p.m ?
+							ys[(pc * NT + j) * 32] :
+							make_uint4(0, 0, 0, 0);
 					const uint32_t *ua = pc && INF0 ? za : fa;
 					const uint32_t *ub = pc && INF0 ? zb : fb;
 
