@@ -24,6 +24,8 @@
  *                  structures and entry points); cuda_wgmma.cuh the wgmma
  *                  instructions; cuda_sm90_fold.cuh the folding
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
+ * cuda_gemm_sm90_weight_only.cu  the weight-only GEMM (dense A, MX or
+ *                  NVFP4 B) for sm_90a, a decode kernel
  */
 #ifndef MXA_CUDA_INTERNAL_CUH
 #define MXA_CUDA_INTERNAL_CUH
@@ -71,6 +73,10 @@ struct cuda_device {
 	size_t exact_ws_bytes;
 	struct cuda_exact_fault *exact_fault;		/* host address */
 	struct cuda_exact_fault *exact_fault_dev;	/* its device address */
+	/* The same for the weight-only GEMM, with A's fragments after them. */
+	void *wo_ws;
+	size_t wo_ws_bytes;
+	uint32_t wo_ws_tiles;
 };
 
 static inline struct cuda_device *cuda_dev(struct mxa_device *dev)
@@ -151,5 +157,10 @@ int cuda_exact_fault_take(struct cuda_device *cd);
 const char *cuda_cublas_reject(void);
 int cuda_launch_gemm_cublas(struct cuda_device *cd, const struct mxa_job *job);
 void cuda_cublas_release(struct cuda_device *cd);
+
+/* cuda_gemm_sm90_weight_only.cu: NULL if it can run desc, else why not. */
+const char *cuda_weight_only_reject(struct cuda_device *cd,
+				    const struct mxa_op_desc *desc);
+int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *job);
 
 #endif /* MXA_CUDA_INTERNAL_CUH */

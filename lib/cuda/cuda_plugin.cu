@@ -23,6 +23,8 @@
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
  *                   the native kernel cannot run
+ *   cuda-weight-only  weight-only GEMM (dense A, MX or NVFP4 B) for
+ *                   sm_90a: NATIVE, a decode kernel
  */
 #include <errno.h>
 #include <stdio.h>
@@ -149,6 +151,7 @@ static void cuda_close(struct mxa_device *dev)
 	cudaFree(cd->exact_ws);
 	if (cd->exact_fault)
 		cudaFreeHost(cd->exact_fault);
+	cudaFree(cd->wo_ws);
 	cudaStreamDestroy(cd->own_stream);
 	pthread_mutex_destroy(&cd->lock);
 	free(cd);
@@ -378,6 +381,12 @@ static const char *reject_cublas(struct mxa_device *dev,
 	return cuda_cublas_reject();
 }
 
+static const char *reject_weight_only(struct mxa_device *dev,
+				      const struct mxa_op_desc *desc)
+{
+	return cuda_weight_only_reject(cuda_dev(dev), desc);
+}
+
 enum {
 	K_QUANTIZE,
 	K_DEQUANTIZE,
@@ -393,6 +402,7 @@ enum {
 	K_QUANTIZE_COLWISE,
 	K_WEIGHT_ONLY_EXACT,
 	K_GROUPED_EXACT,
+	K_WEIGHT_ONLY,
 };
 
 /* A path of the native GEMM as a kernel-table entry. */
@@ -493,6 +503,17 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
+	{	/* K_WEIGHT_ONLY */
+		.name = "cuda-weight-only",
+		.summary = "weight-only GEMM for sm_90a, a decode kernel (M <= 64; larger M in groups of 64): B (MX or NVFP4) streamed once, mma on exact bf16 operands (fp32 A as three bf16 pieces), per-block scale promotion (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = true,
+		.exact = false,
+		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.reject = reject_weight_only,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -521,6 +542,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_weight_only_exact(cd, &w->job);
 	case K_GROUPED_EXACT:
 		return cuda_launch_gemm_grouped_exact(cd, &w->job);
+	case K_WEIGHT_ONLY:
+		return cuda_launch_gemm_weight_only(cd, &w->job);
 	}
 	return -EINVAL;
 }

@@ -49,6 +49,7 @@ if has test; then
 	# The generic library tests that take a device, on the GPU.
 	log "library tests on cuda:0"
 	for t in test_special test_native_bound test_nvfp4 test_colwise \
+		 test_weight_only \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
 		 test_api_gemm_validation test_api_quantize_validation \
 		 test_gemm_exact test_weight_only; do
@@ -76,6 +77,12 @@ if has sanitize; then
 			"$build"/tests/test_cuda_gemm >"$out/$tool.log" 2>&1
 		echo "exit $?" >>"$out/$tool.log"
 		tail -4 "$out/$tool.log" | tee -a "$sum"
+		log "compute-sanitizer $tool: weight-only"
+		MXACCEL_TEST_QUICK=1 MXACCEL_TEST_DEVICE=cuda:0 timeout 300 "$cs" \
+			--tool "$tool" "$build"/tests/test_weight_only \
+			>"$out/$tool-weight-only.log" 2>&1
+		echo "exit $?" >>"$out/$tool-weight-only.log"
+		tail -4 "$out/$tool-weight-only.log" | tee -a "$sum"
 	done
 	log "compute-sanitizer memcheck: the exact GEMMs"
 	MXACCEL_TEST_QUICK=1 timeout 300 "$cs" --tool memcheck \

@@ -33,8 +33,13 @@
 
 #include "testlib.h"
 
-static struct mxa_device *dev;
+/*
+ * dev: the device under test; ref_dev: where EMULATED runs (dev when it
+ * has an exact weight-only kernel, else the cpu, on copies of the data).
+ */
+static struct mxa_device *dev, *ref_dev;
 static unsigned int n_exact, n_native, n_special, n_levels, n_thread_checks;
+static unsigned int n_repeat;
 static double worst_ratio;
 
 /* Host copy of B: one code per byte, rows x cols; scales rows x blocks. */
@@ -113,9 +118,9 @@ static void wb_free(struct wb *b)
 	free(b->scale);
 }
 
-/* B into buffers of dev as p says. */
-static int upload_b(const struct wb *b, const struct place *p,
-		    struct mxa_matrix *m)
+/* B into buffers of device `on` as p says. */
+static int upload_b(struct mxa_device *on, const struct wb *b,
+		    const struct place *p, struct mxa_matrix *m)
 {
 	uint32_t blocks = b->cols / b->bs, r, c;
 	bool fp4 = b->elem == MXA_ELEM_E2M1;
@@ -153,9 +158,9 @@ static int upload_b(const struct wb *b, const struct place *p,
 		}
 	}
 	memset(m, 0, sizeof(*m));
-	ret = mxa_buffer_alloc(dev, dsize, &m->data);
+	ret = mxa_buffer_alloc(on, dsize, &m->data);
 	if (!ret)
-		ret = mxa_buffer_alloc(dev, ssize, &m->scale);
+		ret = mxa_buffer_alloc(on, ssize, &m->scale);
 	if (!ret)
 		ret = mxa_buffer_write(m->data, 0, d, dsize);
 	if (!ret)
@@ -310,7 +315,8 @@ struct run {
 	struct mxa_matrix b;
 };
 
-static int upload_all(const uint32_t *abits, uint32_t m, uint32_t k,
+static int upload_all(struct mxa_device *on, const uint32_t *abits,
+		      uint32_t m, uint32_t k,
 		      enum mxa_dtype adt, const struct wb *b,
 		      const uint32_t *cin, enum mxa_dtype cdt,
 		      const struct place *p, struct run *r)
@@ -326,16 +332,16 @@ static int upload_all(const uint32_t *abits, uint32_t m, uint32_t k,
 			a16[i] = abits[i] >> 16;
 		asrc = a16;
 	}
-	ret = test_dense_upload(dev, adt, m, k, asrc,
+	ret = test_dense_upload(on, adt, m, k, asrc,
 				p->a_offset * (adt ? 2 : 4),
 				p->a_pad * (adt ? 2 : 4), &r->a);
 	free(a16);
 	if (ret)
 		return ret;
-	ret = upload_b(b, p, &r->b);
+	ret = upload_b(on, b, p, &r->b);
 	if (ret)
 		return ret;
-	return test_dense_upload(dev, cdt, m, b->rows, cin,
+	return test_dense_upload(on, cdt, m, b->rows, cin,
 				 p->c_offset * (cdt ? 2 : 4),
 				 p->c_pad * (cdt ? 2 : 4), &r->c);
 }
@@ -400,6 +406,89 @@ static void check_one_thread(struct run *r, uint32_t flags,
 }
 
 /*
+ * A device's NATIVE result must not depend on timing (the CUDA kernel's
+ * split K adds its partials in a fixed order): run again, compare bits.
+ */
+static void check_repeat(struct run *r, uint32_t flags, const uint32_t *cin,
+			 enum mxa_dtype cdt, const struct place *pl,
+			 const uint32_t *got, size_t mn)
+{
+	uint32_t *again = xmalloc(mn * 4);
+	size_t es = cdt ? 2 : 4, i;
+	int ret;
+
+	n_repeat++;
+	test_dense_release(&r->c);
+	ret = test_dense_upload(dev, cdt, r->a.rows, r->b.rows, cin,
+				pl->c_offset * es, pl->c_pad * es, &r->c);
+	if (!ret)
+		ret = mxa_gemm_weight_only(dev, &r->a, &r->b, &r->c, flags,
+					   MXA_PREF_NATIVE);
+	if (!ret)
+		ret = test_dense_download(&r->c, again);
+	CHECK(ret == 0, "repeat: %d (%s)", ret, mxa_strerror(ret));
+	for (i = 0; !ret && i < mn; i++) {
+		if (again[i] == got[i])
+			continue;
+		CHECK(0, "native weight-only %ux%ux%u not reproducible: C[%zu] = 0x%08x, then 0x%08x",
+		      r->a.rows, r->b.rows, r->a.cols, i, got[i], again[i]);
+		break;
+	}
+	free(again);
+}
+
+/*
+ * The bound of the kernel that runs the request under pref (its name from
+ * mxa_plan(), as test_native_bound.c looks it up): gamma (times S) and an
+ * absolute term for sums near fp32's underflow.  false (a failure) when
+ * the kernel states none.
+ *
+ * cpu-weight-only: n = K + 2 (+ 1 accumulating), gamma = n * 2^-24; bf16
+ *   A through vdpbf16ps flushes sums below 2^-126: (n + 2) * 2^-126.
+ * cuda-weight-only: P = 3 bf16 pieces of fp32 A (1 for bf16 A), nb = K /
+ *   block scale blocks: gamma = (72 P + 2 nb + 5) * 2^-24
+ *   (Documentation/numerics.rst: the tensor cores' sums of each block's
+ *   chain of mmas, one fused multiply-add per block, split-K and tensor
+ *   scale and C_in one rounding each).
+ */
+static bool kernel_bound(enum mxa_pref pref, enum mxa_dtype adt, bool nvfp4,
+			 uint32_t k, enum mxa_dtype cdt, bool accumulate,
+			 char kernel[MXA_NAME_MAX], double *gamma, double *tiny)
+{
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = adt,
+		.b_elem = MXA_ELEM_E2M1, .dtype = cdt, .m = 1, .n = 1, .k = k,
+		.flags = accumulate ? MXA_GEMM_ACCUMULATE : 0,
+		.b_scale_type = nvfp4 ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+	};
+	struct mxa_plan plan;
+	int ret = mxa_plan(dev, &d, pref, &plan);
+
+	CHECK(ret == 0, "plan for pref %d: %d (%s)", pref, ret, mxa_strerror(ret));
+	if (ret)
+		return false;
+	snprintf(kernel, MXA_NAME_MAX, "%s", plan.kernel);
+	if (!strcmp(kernel, "cuda-weight-only")) {
+		double pieces = adt == MXA_DTYPE_F32 ? 3 : 1;
+		double nb = k / (nvfp4 ? 16 : 32);
+
+		*gamma = (72 * pieces + 2 * nb + 5) * 0x1p-24;
+		*tiny = 0;
+		return true;
+	}
+	if (!strncmp(kernel, "cpu-", 4)) {
+		double nr = k + 2 + (accumulate ? 1 : 0);
+
+		*gamma = nr * 0x1p-24;
+		/* vdpbf16ps (bf16 A) flushes sums below 2^-126 to zero. */
+		*tiny = (nr + 2) * 0x1p-126;
+		return true;
+	}
+	CHECK(0, "no stated weight-only bound for kernel %s", kernel);
+	return false;
+}
+
+/*
  * One random problem: EMULATED against the exact reference, then NATIVE
  * and AUTO within the bound.  specials plants NaN / Inf in A and NaN
  * scales in B (then only the special-value rules are compared exactly).
@@ -418,7 +507,8 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 	double *sabs = xmalloc(mn * sizeof(double));
 	struct place pl;
 	struct wb b;
-	struct run r;
+	struct run r = { 0 }, rr = { 0 };
+	struct run *rp = ref_dev == dev ? &r : &rr;
 	unsigned int p, bad = 0;
 	int ret;
 
@@ -487,16 +577,22 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 		}
 	}
 
-	ret = upload_all(abits, m, k, adt, &b, cin, cdt, &pl, &r);
+	ret = upload_all(dev, abits, m, k, adt, &b, cin, cdt, &pl, &r);
 	CHECK(ret == 0, "upload: %d", ret);
 	if (ret)
 		goto out;
-	ret = mxa_gemm_weight_only(dev, &r.a, &r.b, &r.c, flags,
+	/* EMULATED on ref_dev: dev itself, or the cpu on copies. */
+	ret = ref_dev == dev ? 0 :
+	      upload_all(ref_dev, abits, m, k, adt, &b, cin, cdt, &pl, &rr);
+	CHECK(ret == 0, "upload to %s: %d", test_device_info(ref_dev).name, ret);
+	if (ret)
+		goto out_release;
+	ret = mxa_gemm_weight_only(ref_dev, &rp->a, &rp->b, &rp->c, flags,
 				   MXA_PREF_EMULATED);
-	CHECK(ret == 0, "emulated %ux%ux%u: %d (%s)", m, n, k, ret,
-	      mxa_strerror(ret));
+	CHECK(ret == 0, "emulated %ux%ux%u on %s: %d (%s)", m, n, k,
+	      test_device_info(ref_dev).name, ret, mxa_strerror(ret));
 	if (!ret && !specials) {
-		ret = test_dense_download(&r.c, got);
+		ret = test_dense_download(&rp->c, got);
 		for (i = 0; !ret && i < mn; i++) {
 			n_exact++;
 			if (got[i] == ref[i] ||
@@ -510,16 +606,19 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 			break;
 		}
 	} else if (!ret) {
-		ret = test_dense_download(&r.c, ref);
+		ret = test_dense_download(&rp->c, ref);
 	}
-	CHECK(test_dense_pad_intact(&r.c), "emulated wrote outside C");
+	CHECK(test_dense_pad_intact(&rp->c), "emulated wrote outside C");
 	if (ret)
 		goto out_release;
 
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
-		double nr = k + 2 + (accumulate ? 1 : 0), gamma = nr * 0x1p-24;
-		/* vdpbf16ps (bf16 A) flushes sums below 2^-126 to zero. */
-		double tiny = (nr + 2) * 0x1p-126;
+		char kernel[MXA_NAME_MAX];
+		double gamma, tiny;
+
+		if (!kernel_bound(prefs[p], adt, nvfp4, k, cdt, accumulate,
+				  kernel, &gamma, &tiny))
+			break;
 
 		/* A fresh C_in for each run. */
 		test_dense_release(&r.c);
@@ -536,6 +635,8 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 		CHECK(test_dense_pad_intact(&r.c), "native wrote outside C");
 		if (!ret && prefs[p] == MXA_PREF_NATIVE && test_is_cpu(dev))
 			check_one_thread(&r, flags, cin, cdt, &pl, got, mn);
+		if (!ret && prefs[p] == MXA_PREF_NATIVE && !test_is_cpu(dev))
+			check_repeat(&r, flags, cin, cdt, &pl, got, mn);
 		for (i = 0; !ret && i < mn && bad < 3; i++) {
 			double c = test_float_value(got[i], mbits);
 			double cr = test_float_value(ref[i], mbits);
@@ -560,15 +661,21 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 			if (ok)
 				continue;
 			bad++;
-			CHECK(0, "pref %d %s x %s %ux%ux%u %s%s%s: C[%zu] = %a, reference %a (sum|ab| %a)",
-			      prefs[p], mxa_dtype_name(adt),
-			      nvfp4 ? "nvfp4" : test_elem(eb)->name, m, n, k,
+			CHECK(0, "pref %d (%s) %s x %s%s %ux%ux%u %s%s%s: C[%zu][%zu] = %a, reference %a, |diff| %a > bound %a (sum|ab| %a)",
+			      prefs[p], kernel, mxa_dtype_name(adt),
+			      nvfp4 ? "nvfp4" : test_elem(eb)->name,
+			      b.tensor_scale != 0 ? " (tensor scale)" : "", m, n, k,
 			      mxa_dtype_name(cdt), accumulate ? " accumulate" : "",
-			      pl.layout ? " swizzled" : "", i, c, cr, sabs[i]);
+			      pl.layout ? " swizzled" : "", i / n, i % n, c, cr,
+			      fabs(c - cr), gamma * sabs[i] + tiny +
+			      (mbits == 23 ? 0x1p-24 * fabs(cr) :
+			       0x1p-8 * (fabs(c) + fabs(cr))), sabs[i]);
 		}
 	}
 out_release:
 	release_all(&r);
+	if (ref_dev != dev)
+		release_all(&rr);
 out:
 	wb_free(&b);
 	free(abits);
@@ -594,6 +701,69 @@ static void random_cases(unsigned int count, bool small)
 		uint32_t k = unit * (1 + test_rand_below(small ? 8 : 24));
 
 		one_case(m, n, k, elems[c % 5], nvfp4, c % 4 == 3);
+	}
+}
+
+/*
+ * A device other than the cpu with a native kernel (cuda:0): the random
+ * cases, then decode shapes that split K over CTAs, span several tiles of
+ * B and groups of A, all formats.  EMULATED runs on the device if it has
+ * an exact kernel, else on the cpu.
+ */
+static bool has_native_weight_only(void)
+{
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = MXA_DTYPE_BF16,
+		.b_elem = MXA_ELEM_E2M1, .dtype = MXA_DTYPE_F32,
+		.m = 1, .n = 1, .k = 32,
+	};
+	struct mxa_capability cap;
+
+	return !mxa_query(dev, &d, MXA_PREF_NATIVE, &cap) &&
+	       cap.support == MXA_SUPPORT_NATIVE;
+}
+
+static void device_cases(void)
+{
+	static const enum mxa_elem elems[] = { MXA_ELEM_E4M3, MXA_ELEM_E5M2,
+					       MXA_ELEM_E2M3, MXA_ELEM_E3M2,
+					       MXA_ELEM_E2M1 };
+	static const uint32_t decode[][3] = {
+		{ 1, 300, 4096 }, { 16, 257, 2048 }, { 64, 130, 1024 },
+		{ 33, 129, 512 }, { 7, 1000, 256 }, { 130, 40, 384 },
+	};
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = MXA_DTYPE_F32,
+		.b_elem = MXA_ELEM_E2M1, .dtype = MXA_DTYPE_F32,
+		.m = 1, .n = 1, .k = 32,
+	};
+	const char *q = getenv("MXACCEL_TEST_QUICK");
+	bool quick = q && *q && strcmp(q, "0");
+	struct mxa_capability cap;
+	unsigned int i, c;
+
+	if (mxa_query(dev, &d, MXA_PREF_EMULATED, &cap) ||
+	    cap.support == MXA_SUPPORT_NONE) {
+		if (mxa_device_open("cpu", &ref_dev)) {
+			CHECK(0, "no cpu device for the EMULATED reference");
+			ref_dev = dev;
+			return;
+		}
+	}
+	printf("%s: EMULATED reference on %s\n", test_device_info(dev).name,
+	       test_device_info(ref_dev).name);
+	/* MXACCEL_TEST_QUICK: few and small cases (compute-sanitizer runs). */
+	random_cases(quick ? 6 : 36, quick);
+	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(decode)); i++) {
+		for (c = 0; c < 6; c++) {
+			bool nvfp4 = c == 5;
+			/* NVFP4 on every other shape: K = 16 mod 32. */
+			uint32_t k = decode[i][2] / (quick ? 8 : 1) -
+				     (nvfp4 && i % 2 ? 16 : 0);
+
+			one_case(decode[i][0], decode[i][1], k, elems[c % 5],
+				 nvfp4, (i + c) % 4 == 3);
+		}
 	}
 }
 
@@ -790,6 +960,21 @@ static void plans(void)
 		/* Whatever the device says, it says it with a reason. */
 		CHECK(cap.support != MXA_SUPPORT_NONE || cap.reason[0],
 		      "weight-only query without a reason");
+		/* A native kernel, if any, is AUTO's choice for every format. */
+		for (ret = 0; ret < 4; ret++) {
+			struct mxa_plan native;
+
+			d.a_dtype = ret & 1 ? MXA_DTYPE_F32 : MXA_DTYPE_BF16;
+			d.b_scale_type = ret & 2 ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0;
+			if (mxa_plan(dev, &d, MXA_PREF_NATIVE, &native))
+				continue;
+			CHECK_RET(mxa_plan(dev, &d, MXA_PREF_AUTO, &plan), 0);
+			CHECK(!strcmp(plan.kernel, native.kernel),
+			      "%s: auto weight-only %s, native %s",
+			      test_device_info(dev).name, plan.kernel, native.kernel);
+		}
+		d.a_dtype = MXA_DTYPE_BF16;
+		d.b_scale_type = MXA_SCALE_E8M0;
 	}
 	d.a_elem = MXA_ELEM_E4M3;
 	CHECK_RET(mxa_plan(dev, &d, MXA_PREF_AUTO, &plan), -EINVAL);
@@ -822,10 +1007,18 @@ int main(void)
 
 	test_seed(0x776f6e6c79ull);
 	dev = test_open_device();
+	ref_dev = dev;
 	plans();
 	errors();
 	if (!test_is_cpu(dev)) {
-		/* The cpu's kernels only; other devices answered in plans(). */
+		/* Devices without a native kernel answered in plans(). */
+		if (has_native_weight_only()) {
+			device_cases();
+			printf("%u exact results, %u native results (%u special), %u repeat checks; worst error / bound %.3g\n",
+			       n_exact, n_native, n_special, n_repeat, worst_ratio);
+		}
+		if (ref_dev != dev)
+			mxa_device_close(ref_dev);
 		mxa_device_close(dev);
 		return test_finish();
 	}

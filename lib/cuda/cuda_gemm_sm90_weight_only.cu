@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-weight-only: C (+)= A B^T with a dense fp32 or bf16 A (M x K,
+ * activations) and a block-scaled B (N x K, weights: MX with E8M0 scales
+ * per 32, or NVFP4 with UE4M3 scales per 16 and an optional fp32 tensor
+ * scale), for sm_90a.  A decode kernel: built for M <= 64, where the
+ * GEMM is bound by B's bytes, which it reads once; larger M runs as
+ * groups of 64 rows of A, each reading B again (correct, not fast).
+ *
+ * The skinny MX kernel's structure (cuda_gemm_sm90_skinny.cu) with a dense
+ * A.  With X = B (N rows) and Y = A (M rows), C^T = X Y^T:
+ *
+ * - every B code is exact in bf16 (all five element types; e4m3 and e5m2
+ *   NaN / Inf codes are patched to bf16's own where a word holds one), so
+ *   the tensor cores form exact products with mma.sync m16n8k16 bf16;
+ * - bf16 A is its own bf16 operand; fp32 A is cut into three bf16 pieces
+ *   by truncation, a = hi + mid + lo exactly (each piece keeps the next 8
+ *   significant bits; all have a's sign), three mmas instead of one:
+ *   free at decode, where the kernel waits for B's bytes;
+ * - a pre-pass lays A out as the mma's B fragments (per 32 values of K,
+ *   "span", per piece, per 8 rows of A, per lane: four bf16 pairs), rows
+ *   past M and K as zeros, once per call; the main kernel is its
+ *   programmatic dependent and starts loading B while it runs;
+ * - each CTA takes 128 rows of B (16 per warp) and a range of spans; each
+ *   warp loads its rows' codes and scales for U spans straight into
+ *   registers, the next U while it computes these;
+ * - within a scale block the order of k is free as long as both operands
+ *   agree: for fp8/fp6 a thread takes 8 consecutive codes of a row (one
+ *   8-byte load), for e2m1 4 codes from each half of the span (two 2-byte
+ *   loads), so that each mma stays inside one NVFP4 block of 16; the
+ *   pre-pass lays A out to match (kperm());
+ * - each scale block's partial leaves the tensor cores on its own (from
+ *   zero: the mmas of its pieces and halves) and is promoted with one
+ *   fp32 fused multiply-add by the block's scale (E8M0: a power of two,
+ *   exact; UE4M3: its fp32 value); the tensor scale multiplies once at the
+ *   end, before C_in is added;
+ * - when K is split, each CTA stores its partial tile and the last one of
+ *   a tile (a counter per tile, which it resets) adds them in range order:
+ *   results do not depend on timing.
+ *
+ * Special values follow the exact rules: NaN/Inf codes and A values are
+ * bf16's own (Inf * 0 = NaN in the tensor cores), NaN scales give NaN
+ * through the promotion.  For fp32 A an e5m2 Inf code meets the pieces
+ * mid and lo as 0 (hi alone carries a's sign and non-zero-ness: a zero
+ * mid must not turn A * Inf into NaN).  Accuracy: Documentation/numerics.rst.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
+#include "cuda_sm90_fold.cuh"
+
+namespace {
+
+constexpr int WARPS = 8, THREADS = 32 * WARPS, ROWS = 16 * WARPS;
+/* Rows of A per group (gridDim.z); n-tiles of 8 rows at most. */
+constexpr uint32_t GROUP = 64;
+constexpr int CTAS_PER_SM = 2;
+
+/* Spans (32 values of K) per iteration: 128 bytes of a row of codes. */
+__host__ __device__ constexpr uint32_t spans_per_iter(int e)
+{
+	return e == SM90_E2M1 ? 8 : 4;
+}
+
+#ifdef SM90_CODE
+
+/*
+ * The k (0..31 within a span) of half h of bf16 pair p (0..3) of lane
+ * t (0..3): pairs 0 and 1 are the first mma's two registers, 2 and 3 the
+ * second's.  fp8/fp6: the lane's 8 consecutive codes; e2m1: 4 codes of
+ * each 16 (the first mma inside the first NVFP4 block, the second
+ * inside the second).
+ */
+__host__ __device__ constexpr uint32_t kperm(bool fp4, uint32_t t, uint32_t p, uint32_t h)
+{
+	return fp4 ? 16 * (p / 2) + 4 * t + 2 * (p % 2) + h : 8 * t + 2 * p + h;
+}
+
+#endif /* SM90_CODE */
+
+struct wo_args {
+	const uint8_t *data;		/* B's codes, rows 16-byte aligned */
+	uint64_t stride;		/* bytes */
+	const uint8_t *scale;		/* as the matrix has them */
+	struct mxcore_geom geom;	/* B's geometry (scale positions) */
+	uint32_t n, m;			/* rows of B, of A */
+	uint32_t spans, blocks;		/* ceil(K / 32), K / block */
+	float post;			/* the tensor scale, else 1 */
+	struct sm90_c out;
+};
+
+struct wo_prep_args {
+	const uint8_t *a;		/* A's first row */
+	uint64_t stride;		/* bytes */
+	uint32_t m, k, spans, groups;
+	int bf16;			/* A is bf16 (one piece), else fp32 (three) */
+	int fp4;			/* kperm() of e2m1 */
+};
+
+#ifdef SM90_CODE
+
+/* d = A B (+ d with ACC), m16n8k16, bf16 operands, fp32 sums. */
+template <bool ACC>
+__device__ __forceinline__ void mma_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2,
+					 uint32_t a3, uint32_t b0, uint32_t b1)
+{
+	const float z = 0.0f;
+
+	if (ACC)
+		asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+		    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+	else
+		asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};"
+		    : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(z));
+}
+
+__device__ __forceinline__ uint32_t prmt2(uint32_t a, uint32_t b, uint32_t sel)
+{
+	uint32_t d;
+
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+	return d;
+}
+
+/* 2^e in both halves of a bf16x2 (e + 127 in 1..254). */
+__host__ __device__ constexpr uint32_t bf16x2_pow2(int e)
+{
+	return ((uint32_t)(e + 127) << 7) | ((uint32_t)(e + 127) << 23);
+}
+
+/*
+ * Eight e2m1 codes (element 2i in the low nibble) as four bf16 pairs:
+ * each code's nibble moved to the top of a byte (the even codes by v << 4,
+ * the odd ones are there), the byte and a copy of its sign bit (prmt with
+ * sign replication) shifted so that sign, exponent and mantissa land on
+ * bf16's sign and lowest bits: the value times 2^-126, subnormal 0.5
+ * included; one bf16x2 multiply by 2^126 makes it the value (exact).
+ */
+__device__ __forceinline__ void e2m1x8_bf16(uint32_t v, uint32_t *f)
+{
+	const uint32_t v4 = v << 4, mul = bf16x2_pow2(126);
+
+	f[0] = bf16x2_mul((prmt2(v4, v, 0xc480) << 2) & 0x81c081c0u, mul);
+	f[1] = bf16x2_mul((prmt2(v4, v, 0xd591) << 2) & 0x81c081c0u, mul);
+	f[2] = bf16x2_mul((prmt2(v4, v, 0xe6a2) << 2) & 0x81c081c0u, mul);
+	f[3] = bf16x2_mul((prmt2(v4, v, 0xf7b3) << 2) & 0x81c081c0u, mul);
+}
+
+/* A NaN or Inf e4m3 / e5m2 code as bf16 bits. */
+__device__ __forceinline__ uint32_t special_bf16(int e, uint32_t code)
+{
+	if (e == SM90_E5M2 && !(code & 3))
+		return ((code & 0x80) << 8) | 0x7f80;
+	return 0x7fc0;
+}
+
+/*
+ * Eight codes of one row (fp8/fp6: v.x codes 0-3, v.y codes 4-7; e2m1:
+ * v.x, eight nibbles) as four bf16 pairs f[0..3] (codes 0 1, 2 3, 4 5,
+ * 6 7), exact.  With INF0 (fp32 A, e5m2): z[] is f with Inf codes as 0,
+ * for the pieces mid and lo.
+ */
+template <int E, bool INF0>
+__device__ __forceinline__ void codes_bf16(uint2 v, uint32_t *f, uint32_t *z)
+{
+	if (E == SM90_E2M1) {
+		e2m1x8_bf16(v.x, f);
+		return;
+	}
+	constexpr uint32_t sh = E == SM90_E5M2 ? 5 : 4;
+	constexpr uint32_t mask = E == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
+	constexpr uint32_t mul = bf16x2_pow2(E == SM90_E4M3 ? 120 : E == SM90_E5M2 ? 112 :
+					     E == SM90_E3M2 ? 124 : 126);
+	uint32_t w[2] = { v.x, v.y };
+
+	if (E == SM90_E2M3) {
+		w[0] = e2m3_to_e4m3(w[0]);
+		w[1] = e2m3_to_e4m3(w[1]);
+	} else if (E == SM90_E3M2) {
+		w[0] = e3m2_to_e4m3(w[0]);
+		w[1] = e3m2_to_e4m3(w[1]);
+	}
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		f[2 * i] = bf16x2_mul(bf16_lo(w[i], sh, mask), mul);
+		f[2 * i + 1] = bf16x2_mul(bf16_hi(w[i], sh, mask), mul);
+	}
+	if (INF0) {
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			z[i] = f[i];
+	}
+	if (E != SM90_E4M3 && E != SM90_E5M2)
+		return;
+	/* NaN / Inf codes: rare, patched one by one. */
+	if (specials(E, w[0]) | specials(E, w[1])) {
+#pragma unroll
+		for (int c = 0; c < 8; c++) {
+			const uint32_t code = (w[c / 4] >> (8 * (c % 4))) & 0xff;
+			const uint32_t at = 16 * (c % 2), keep = ~(0xffffu << at);
+
+			if (!specials(E, code))
+				continue;
+			f[c / 2] = (f[c / 2] & keep) | (special_bf16(E, code) << at);
+			if (INF0)
+				z[c / 2] = (z[c / 2] & keep) |
+					   ((special_bf16(E, code) == 0x7fc0 ? 0x7fc0u : 0u) << at);
+		}
+	}
+}
+
+/*
+ * Two UE4M3 (float8_e4m3fn) scale bytes (bits 0-7, 8-15) as fp32: through
+ * fp16, exact both ways (e4m3's subnormals are fp16 normals), NaN (0x7f,
+ * 0xff) kept, a sign bit kept as the exact reference reads it.
+ */
+__device__ __forceinline__ float2 ue4m3x2_to_f32(uint32_t s)
+{
+	uint32_t h2;
+	float lo, hi;
+
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\n"
+	    "cvt.rn.f16x2.e4m3x2 %0, l;\n}" : "=r"(h2) : "r"(s));
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\n"
+	    "cvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}" : "=f"(lo), "=f"(hi) : "r"(h2));
+	return make_float2(lo, hi);
+}
+
+/*
+ * Scale (r, kb) is at index(r, 0) + index(0, kb) in both layouts (plain:
+ * r * stride + kb; swizzled: a row part and a block part of the tiling),
+ * so a thread finds its rows' part once and adds the block's, both from
+ * the core's geometry (its divisions depend on the parameters only).
+ */
+__device__ __forceinline__ uint32_t scale_byte(const struct wo_args &p, uint64_t row_at,
+					       uint32_t kb)
+{
+	return __ldg(p.scale + row_at + mxcore_geom_scale_index(&p.geom, 0, kb));
+}
+
+
+/*
+ * fp32 bits as three bf16 pieces by truncation, a = hi + mid + lo exactly
+ * for |a| >= 2^-103 (every piece a normal bf16 or 0; below, lo may lose
+ * bits under 2^-133).  a - hi and r - mid are exact (Sterbenz).  NaN
+ * and Inf are hi alone (NaN as the quiet NaN: truncating a payload in the
+ * low bits would make it Inf).
+ */
+__device__ __forceinline__ void split3(uint32_t bits, uint32_t *hi, uint32_t *mid, uint32_t *lo)
+{
+	if ((bits & 0x7f800000u) == 0x7f800000u) {
+		*hi = bits & 0x7fffffu ? 0x7fc0u : bits >> 16;
+		*mid = 0;
+		*lo = 0;
+		return;
+	}
+	const float r = __uint_as_float(bits) - __uint_as_float(bits & 0xffff0000u);
+	const uint32_t rb = __float_as_uint(r);
+	const float l = r - __uint_as_float(rb & 0xffff0000u);
+
+	*hi = bits >> 16;
+	*mid = rb >> 16;
+	*lo = __float_as_uint(l) >> 16;
+}
+
+#endif /* SM90_CODE */
+
+/*
+ * A as the main kernel's Y fragments: for each group of 64 rows, span,
+ * piece, n-tile j of 8 rows and lane (g, t), a uint4 of four bf16 pairs:
+ * row 64 grp + 8 j + g, k = 32 span + kperm(t, p, h).  Rows past M and k
+ * past K are 0.
+ */
+template <int NT>
+__global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t lane = i % 32, j = i / 32 % NT;
+	const uint64_t rest = i / (32 * NT);
+	const uint32_t span = rest % p.spans, grp = (uint32_t)(rest / p.spans);
+	const uint32_t g = lane / 4, t = lane % 4, row = grp * GROUP + 8 * j + g;
+	const int pieces = p.bf16 ? 1 : 3;
+	uint32_t w[3][4] = {};
+
+	/* The main kernel may start loading B now. */
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	if (grp >= p.groups)
+		return;
+	for (uint32_t q = 0; q < 4; q++) {
+		for (uint32_t h = 0; h < 2; h++) {
+			const uint32_t k = span * 32 + kperm(p.fp4, t, q, h);
+			uint32_t bits = 0, x[3];
+
+			if (row < p.m && k < p.k) {
+				const uint8_t *ar = p.a + row * p.stride;
+
+				bits = p.bf16 ? (uint32_t)((const uint16_t *)ar)[k] << 16 :
+						((const uint32_t *)ar)[k];
+			}
+			if (p.bf16) {
+				x[0] = bits >> 16;
+				x[1] = x[2] = 0;
+			} else {
+				split3(bits, &x[0], &x[1], &x[2]);
+			}
+			for (int pc = 0; pc < 3; pc++)
+				w[pc][q] |= x[pc] << (16 * h);
+		}
+	}
+	for (int pc = 0; pc < pieces; pc++)
+		out[(((uint64_t)grp * p.spans + span) * pieces + pc) * NT * 32 + j * 32 + lane] =
+			make_uint4(w[pc][0], w[pc][1], w[pc][2], w[pc][3]);
+#endif
+}
+
+/*
+ * CTA (x, y, z): rows 128 x .. 128 x + 127 of B, spans [range y,
+ * range (y + 1)), rows 64 z .. 64 z + 63 of A.  yfrag: A as
+ * wo_prep_kernel() lays it out.  With more than one range, partial holds
+ * the tiles' partial sums (per thread its NT float4) and count the ranges
+ * done per tile.
+ */
+template <int E, bool NV, int P, int NT>
+__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *partial,
+	  uint32_t *count)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	constexpr bool FP4 = E == SM90_E2M1;
+	constexpr uint32_t U = spans_per_iter(E);
+	constexpr uint32_t SB = FP4 ? 16 : 32;		/* bytes of a row per span */
+	constexpr bool INF0 = P == 3 && E == SM90_E5M2;
+	const uint32_t ranges = gridDim.y, part = blockIdx.y, grp = blockIdx.z;
+	const uint32_t tile = grp * gridDim.x + blockIdx.x;
+	const uint32_t s0 = part * range, s1 = min(s0 + range, p.spans);
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const uint32_t g = lane / 4, t = lane % 4;
+	const uint32_t r0 = blockIdx.x * ROWS + warp * 16 + g;
+	/* Rows past N read row N - 1 (their results are not stored). */
+	const uint32_t rr[2] = { min(r0, p.n - 1), min(r0 + 8, p.n - 1) };
+	const uint8_t *x[2] = { p.data + rr[0] * p.stride, p.data + rr[1] * p.stride };
+	const uint64_t srow[2] = { mxcore_geom_scale_index(&p.geom, rr[0], 0),
+				   mxcore_geom_scale_index(&p.geom, rr[1], 0) };
+	const uint4 *yg = yfrag + (uint64_t)grp * p.spans * P * NT * 32 + lane;
+	uint2 cur[2][U], nxt[2][U];
+	uint32_t scur[2][U], snxt[2][U];
+	float acc[NT][4];
+
+	/* Codes and scale bytes of spans s .. s + U - 1 (0 past the range). */
+	auto load = [&](uint32_t s, uint2 (*w)[U], uint32_t (*sc)[U]) {
+#pragma unroll
+		for (uint32_t u = 0; u < U; u++) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const uint32_t sp = s + u;
+				uint2 v = make_uint2(0, 0);
+				uint32_t sv = 0;
+
+				if (sp < s1) {
+					const uint8_t *at = x[h] + (uint64_t)sp * SB;
+
+					if (FP4) {
+						v.x = __ldg((const uint16_t *)(at + 2 * t));
+						/* NVFP4: the span's second block may be past K. */
+						if (!NV || 2 * sp + 1 < p.blocks)
+							v.x |= (uint32_t)__ldg((const uint16_t *)
+									       (at + 8 + 2 * t)) << 16;
+					} else {
+						v = __ldg((const uint2 *)(at + 8 * t));
+					}
+					if (NV) {
+						sv = scale_byte(p, srow[h], 2 * sp);
+						if (2 * sp + 1 < p.blocks)
+							sv |= scale_byte(p, srow[h], 2 * sp + 1) << 8;
+					} else {
+						sv = scale_byte(p, srow[h], sp);
+					}
+				}
+				w[h][u] = v;
+				sc[h][u] = sv;
+			}
+		}
+	};
+
+#pragma unroll
+	for (int j = 0; j < NT; j++)
+		for (int e = 0; e < 4; e++)
+			acc[j][e] = 0.0f;
+	if (s0 < s1)
+		load(s0, cur, scur);
+	/* A's fragments come from the pre-pass. */
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+
+	for (uint32_t s = s0; s < s1; s += U) {
+		if (s + U < s1)
+			load(s + U, nxt, snxt);
+#pragma unroll
+		for (uint32_t u = 0; u < U; u++) {
+			const uint32_t sp = s + u;
+			uint32_t fa[4], fb[4], za[4], zb[4];
+			float xa[2], xb[2];
+
+			if (sp >= s1)
+				break;
+			codes_bf16<E, INF0>(cur[0][u], fa, za);
+			codes_bf16<E, INF0>(cur[1][u], fb, zb);
+			if (NV) {
+				/*
+				 * The span's two blocks; past K the second's
+				 * byte is 0, scale 0 (its codes and A are 0).
+				 */
+				const float2 sa = ue4m3x2_to_f32(scur[0][u]);
+				const float2 sb = ue4m3x2_to_f32(scur[1][u]);
+
+				xa[0] = sa.x;
+				xa[1] = sa.y;
+				xb[0] = sb.x;
+				xb[1] = sb.y;
+			} else {
+				xa[0] = e8m0_to_f32(scur[0][u]);
+				xb[0] = e8m0_to_f32(scur[1][u]);
+			}
+			const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
+#pragma unroll
+			for (int j = 0; j < NT; j++) {
+				float d[4], d1[4];
+
+#pragma unroll
+				for (int pc = 0; pc < P; pc++) {
+					/*
+					 * A plain load, not __ldg(): the pre-pass
+					 * wrote it while this grid ran.  Rows past
+					 * M are zeros there: not loaded (M = 1
+					 * reads an eighth).
+					 */
+					const uint4 y = grp * GROUP + 8 * j + g < p.m ?
+							ys[(pc * NT + j) * 32] :
+							make_uint4(0, 0, 0, 0);
+					const uint32_t *ua = pc && INF0 ? za : fa;
+					const uint32_t *ub = pc && INF0 ? zb : fb;
+
+					if (pc == 0) {
+						mma_bf16<false>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
+						if (NV)
+							mma_bf16<false>(d1, ua[2], ub[2], ua[3], ub[3],
+									y.z, y.w);
+						else
+							mma_bf16<true>(d, ua[2], ub[2], ua[3], ub[3],
+								       y.z, y.w);
+					} else {
+						mma_bf16<true>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
+						mma_bf16<true>(NV ? d1 : d, ua[2], ub[2], ua[3], ub[3],
+							       y.z, y.w);
+					}
+				}
+				acc[j][0] = fmaf(d[0], xa[0], acc[j][0]);
+				acc[j][1] = fmaf(d[1], xa[0], acc[j][1]);
+				acc[j][2] = fmaf(d[2], xb[0], acc[j][2]);
+				acc[j][3] = fmaf(d[3], xb[0], acc[j][3]);
+				if (NV) {
+					acc[j][0] = fmaf(d1[0], xa[1], acc[j][0]);
+					acc[j][1] = fmaf(d1[1], xa[1], acc[j][1]);
+					acc[j][2] = fmaf(d1[2], xb[1], acc[j][2]);
+					acc[j][3] = fmaf(d1[3], xb[1], acc[j][3]);
+				}
+			}
+		}
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+#pragma unroll
+			for (uint32_t u = 0; u < U; u++) {
+				cur[h][u] = nxt[h][u];
+				scur[h][u] = snxt[h][u];
+			}
+		}
+	}
+
+	if (ranges > 1) {
+		/* Partial j of thread i at [tile][range][j][i]: whole sectors. */
+		float4 *mine = partial + ((uint64_t)tile * ranges + part) * NT * THREADS +
+			       threadIdx.x;
+		__shared__ uint32_t last;
+
+#pragma unroll
+		for (int j = 0; j < NT; j++)
+			mine[j * THREADS] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+		/*
+		 * One release by one thread after the barrier publishes the
+		 * CTA's partials, the acquire makes the others' visible to the
+		 * last CTA.
+		 */
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			uint32_t before;
+
+			asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+				     : "=r"(before) : "l"(count + tile) : "memory");
+			last = before == ranges - 1;
+			/* Zero again for the next GEMM (stream order). */
+			if (last)
+				count[tile] = 0;
+		}
+		__syncthreads();
+		if (!last)
+			return;
+		/* The ranges' partials in order, whichever CTA came last. */
+#pragma unroll
+		for (int j = 0; j < NT; j++)
+			for (int e = 0; e < 4; e++)
+				acc[j][e] = 0.0f;
+		for (uint32_t q = 0; q < ranges; q++) {
+			const float4 *from = partial + ((uint64_t)tile * ranges + q) * NT * THREADS +
+					     threadIdx.x;
+#pragma unroll
+			for (int j = 0; j < NT; j++) {
+				const float4 v = __ldcg(from + j * THREADS);
+
+				acc[j][0] += v.x;
+				acc[j][1] += v.y;
+				acc[j][2] += v.z;
+				acc[j][3] += v.w;
+			}
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < NT; j++) {
+		for (int e = 0; e < 4; e++) {
+			const uint32_t i = r0 + (e >= 2 ? 8 : 0);
+			const uint32_t c = grp * GROUP + 8 * j + 2 * t + (e & 1);
+
+			if (i < p.n && c < p.m)
+				store_c_value(p.out, (uint64_t)c * p.out.stride + i,
+					      acc[j][e] * p.post);
+		}
+	}
+#endif
+}
+
+/* Where a launch's pieces are. */
+struct plan {
+	uint32_t tiles, ranges, range, groups;
+	const uint4 *yfrag;
+	float4 *partial;
+	uint32_t *count;
+};
+
+template <int E, bool NV, int P, int NT>
+int launch_inst(struct cuda_device *cd, const struct wo_args &p, const struct plan &pl)
+{
+	cudaLaunchAttribute attr;
+	cudaLaunchConfig_t cfg = {};
+	cudaError_t e;
+
+	cfg.gridDim = dim3(pl.tiles, pl.ranges, pl.groups);
+	cfg.blockDim = dim3(THREADS);
+	cfg.dynamicSmemBytes = 0;
+	cfg.stream = cd->stream;
+	attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attr.val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	e = cudaLaunchKernelEx(&cfg, wo_kernel<E, NV, P, NT>, p, pl.yfrag, pl.range,
+			       pl.partial, pl.count);
+	return e == cudaSuccess ? 0 : cuda_fail(e, "cuda-weight-only: launch");
+}
+
+template <int E, bool NV, int NT>
+int launch_p(struct cuda_device *cd, const struct wo_args &p, const struct plan &pl, int pieces)
+{
+	return pieces == 1 ? launch_inst<E, NV, 1, NT>(cd, p, pl) :
+			     launch_inst<E, NV, 3, NT>(cd, p, pl);
+}
+
+template <int NT>
+int launch_e(struct cuda_device *cd, const struct wo_args &p, const struct plan &pl,
+	     int elem, bool nv, int pieces)
+{
+	switch (elem) {
+	case SM90_E5M2:
+		return launch_p<SM90_E5M2, false, NT>(cd, p, pl, pieces);
+	case SM90_E2M3:
+		return launch_p<SM90_E2M3, false, NT>(cd, p, pl, pieces);
+	case SM90_E3M2:
+		return launch_p<SM90_E3M2, false, NT>(cd, p, pl, pieces);
+	case SM90_E2M1:
+		return nv ? launch_p<SM90_E2M1, true, NT>(cd, p, pl, pieces) :
+			    launch_p<SM90_E2M1, false, NT>(cd, p, pl, pieces);
+	default:
+		return launch_p<SM90_E4M3, false, NT>(cd, p, pl, pieces);
+	}
+}
+
+/*
+ * The device's workspace: `tiles` counters (zero between GEMMs), then
+ * `bytes` more (16-byte aligned); grown in stream order.
+ */
+int workspace(struct cuda_device *cd, uint32_t tiles, size_t bytes, uint32_t **count,
+	      uint8_t **rest)
+{
+	const uint32_t have = cd->wo_ws_tiles;
+	const size_t count_bytes = ((size_t)max(tiles, have) * 4 + 255) / 256 * 256;
+	cudaError_t e;
+
+	if (tiles > have || count_bytes + bytes > cd->wo_ws_bytes) {
+		if (cd->wo_ws)
+			cudaFreeAsync(cd->wo_ws, cd->stream);
+		cd->wo_ws = NULL;
+		cd->wo_ws_bytes = 0;
+		cd->wo_ws_tiles = 0;
+		e = cudaMallocAsync(&cd->wo_ws, count_bytes + bytes, cd->stream);
+		if (e == cudaSuccess)
+			e = cudaMemsetAsync(cd->wo_ws, 0, count_bytes, cd->stream);
+		if (e != cudaSuccess) {
+			if (cd->wo_ws)
+				cudaFreeAsync(cd->wo_ws, cd->stream);
+			cd->wo_ws = NULL;
+			return cuda_fail(e, "cuda-weight-only: workspace");
+		}
+		cd->wo_ws_bytes = count_bytes + bytes;
+		cd->wo_ws_tiles = (uint32_t)(count_bytes / 4);
+	}
+	*count = (uint32_t *)cd->wo_ws;
+	*rest = (uint8_t *)cd->wo_ws + (size_t)cd->wo_ws_tiles * 4;
+	return 0;
+}
+
+template <int NT>
+int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_prep_args &ap,
+	      int elem, bool nv)
+{
+	const uint32_t slots = CTAS_PER_SM * (uint32_t)cd->sms;
+	const uint32_t u = spans_per_iter(elem);
+	const int pieces = ap.bf16 ? 1 : 3;
+	struct plan pl;
+	size_t partial_bytes, y_bytes;
+	uint64_t threads;
+	uint8_t *rest;
+	int ret;
+
+	/*
+	 * Split K only as far as the CTAs fill the SMs once, each range at
+	 * least two iterations, a multiple of one.
+	 */
+	pl.tiles = (p.n + ROWS - 1) / ROWS;
+	pl.groups = ap.groups;
+	pl.ranges = max(1u, min(slots / (pl.tiles * pl.groups), p.spans / (2 * u)));
+	pl.range = (p.spans + pl.ranges - 1) / pl.ranges;
+	pl.range = (pl.range + u - 1) / u * u;
+	pl.ranges = (p.spans + pl.range - 1) / pl.range;
+	partial_bytes = pl.ranges > 1 ? (size_t)pl.tiles * pl.groups * pl.ranges * NT *
+					THREADS * 16 : 0;
+	y_bytes = (size_t)pl.groups * p.spans * pieces * NT * 32 * 16;
+	ret = workspace(cd, pl.tiles * pl.groups, partial_bytes + y_bytes, &pl.count, &rest);
+	if (ret)
+		return ret;
+	pl.partial = (float4 *)rest;
+	pl.yfrag = (const uint4 *)(rest + partial_bytes);
+	threads = (uint64_t)pl.groups * p.spans * NT * 32;
+	wo_prep_kernel<NT><<<(unsigned int)((threads + 255) / 256), 256, 0, cd->stream>>>(
+		ap, (uint4 *)pl.yfrag);
+	return launch_e<NT>(cd, p, pl, elem, nv, pieces);
+}
+
+} /* namespace */
+
+/*
+ * Every format, dtype and layout of the op is taken; what is not: devices
+ * other than sm_90a (or without its code loaded), and grids past CUDA's
+ * limits.
+ */
+const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_desc *desc)
+{
+	const uint64_t groups = (desc->m + (uint64_t)GROUP - 1) / GROUP;
+	const char *no;
+
+	if (cd->cc_major != 9 || cd->cc_minor != 0)
+		return "cuda-weight-only is built for sm_90a (Hopper) only";
+	no = sm90_operand_reject();
+	if (no)
+		return no;
+
+	/* gridDim.z: groups of 64 rows of A; a counter per tile and group. */
+	if (groups > 65535)
+		return "cuda-weight-only runs M <= 4194240 (65535 groups of 64 rows)";
+	if (groups * ((desc->n + (uint64_t)ROWS - 1) / ROWS) >= 1ull << 31)
+		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 128) < 2^31 tiles";
+	return NULL;
+}
+
+int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_matrix *b = &job->b;
+	const struct mxa_dense *a = &job->a_dense;
+	const bool bf16 = a->dtype == MXA_DTYPE_BF16;
+	const uint8_t *ad = cuda_ptr(a->buf, a->offset);
+	const uint32_t m = a->rows, nt = m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8;
+	struct wo_prep_args ap;
+	struct wo_args p;
+	const uint8_t *xd;
+	void *xscratch;
+	uint64_t xs;
+	int elem, ret;
+
+	if ((uintptr_t)ad % (bf16 ? 2 : 4))
+		return cuda_err(-EINVAL,
+				"cuda-weight-only: a at device address %p is not %d-byte aligned (a wrapped buffer's base plus offset must be)",
+				(const void *)ad, bf16 ? 2 : 4);
+	ret = sm90_aligned_data(cd, b, &xd, &xs, &xscratch);
+	if (ret)
+		return ret;
+	p.data = xd;
+	p.stride = xs;
+	p.scale = cuda_ptr(b->scale, b->scale_offset);
+	p.geom = mxa__geom(b);
+	p.n = b->rows;
+	p.m = m;
+	p.spans = (b->cols + 31) / 32;
+	p.blocks = b->cols / mxa__block(b);
+	p.post = b->scale_type == MXA_SCALE_UE4M3 && b->tensor_scale != 0.0f ?
+		 b->tensor_scale : 1.0f;
+	p.out = sm90_c_of(job);
+	ap.a = ad;
+	ap.stride = mxa__dense_stride(a);
+	ap.m = m;
+	ap.k = a->cols;
+	ap.spans = p.spans;
+	ap.groups = (m + GROUP - 1) / GROUP;
+	ap.bf16 = bf16;
+	ap.fp4 = b->elem == MXA_ELEM_E2M1;
+	elem = sm90_elem_of(b->elem);
+	switch (nt) {
+	case 1:
+		ret = launch_nt<1>(cd, p, ap, elem, b->scale_type == MXA_SCALE_UE4M3);
+		break;
+	case 2:
+		ret = launch_nt<2>(cd, p, ap, elem, b->scale_type == MXA_SCALE_UE4M3);
+		break;
+	case 4:
+		ret = launch_nt<4>(cd, p, ap, elem, b->scale_type == MXA_SCALE_UE4M3);
+		break;
+	default:
+		ret = launch_nt<8>(cd, p, ap, elem, b->scale_type == MXA_SCALE_UE4M3);
+		break;
+	}
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	return ret;
+}
