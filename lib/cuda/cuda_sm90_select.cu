@@ -18,6 +18,8 @@
  *   and small grids.
  * - The fp8 kernel alone runs every shape (rank below the others); its
  *   single-partial and four-warpgroup tilings for M > 64 only when forced.
+ * - NVFP4 x NVFP4 (UE4M3 scales on both sides): bf16-ss alone, every M
+ *   (no other path folds UE4M3 scales yet); mixed NVFP4 x MX: none.
  *
  * M is desc->m: the kernels see A's rows (job->a.rows), the same number.
  */
@@ -41,7 +43,18 @@ const char *cuda_sm90_path_reject(struct cuda_device *cd,
 				  const struct mxa_op_desc *d,
 				  enum sm90_path path)
 {
+	const bool nv_a = d->a_scale_type == MXA_SCALE_UE4M3;
+	const bool nv_b = d->b_scale_type == MXA_SCALE_UE4M3;
+
 	(void)cd;
+	/* NVFP4: the bf16-ss kernel at every M (its pre-pass folds UE4M3). */
+	if (nv_a || nv_b) {
+		if (path != SM90_PATH_BF16_SS)
+			return "NVFP4 (UE4M3 scales) runs on cuda-mx-sm90-bf16-ss only";
+		return nv_a != nv_b ?
+		       "mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)" :
+		       NULL;
+	}
 	switch (path) {
 	case SM90_PATH_SKINNY:
 		return d->m > SM90_SKINNY_M ? "the skinny kernel runs M <= 32 only" :
@@ -66,6 +79,8 @@ int cuda_sm90_path_rank(struct cuda_device *cd, const struct mxa_op_desc *d,
 	enum mxa_elem ex = d->n > d->m ? d->b_elem : d->a_elem;
 	bool fp8_x = ex == MXA_ELEM_E4M3 || ex == MXA_ELEM_E5M2;
 
+	if (d->a_scale_type == MXA_SCALE_UE4M3)
+		return 21;	/* NVFP4's only native path */
 	switch (path) {
 	case SM90_PATH_SKINNY:
 		return 40;

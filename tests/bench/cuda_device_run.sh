@@ -48,7 +48,7 @@ if has test; then
 	cat "$build"/test-logs/test_cuda_*.log >"$out/tests.log" 2>&1
 	# The generic library tests that take a device, on the GPU.
 	log "library tests on cuda:0"
-	for t in test_special test_native_bound test_nvfp4 test_colwise \
+	for t in test_special test_native_bound test_nvfp4 test_nvfp4_native test_colwise \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
 		 test_api_gemm_validation test_api_quantize_validation; do
 		[ -x "$build/tests/$t" ] || continue
