@@ -246,6 +246,85 @@ out:
 	return ret;
 }
 
+/*
+ * NVFP4 x NVFP4 with M <= 64 on the decode kernel: x = B (streamed, its
+ * UE4M3 scales folded in registers), y = A to bf16 by sm90_prep_nvfp4().
+ * Nothing is left to the fp8 kernel.  Scratch: the kernel's (zero) list
+ * count, Y flag and list, Y's NaN-scale flags, then Y in bf16 (1024-byte
+ * aligned).
+ */
+int launch_nvfp4_decode(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_matrix *x = &job->b, *y = &job->a;
+	const uint32_t blocks = x->cols / 16, kt = (blocks + 3) / 4;
+	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
+	const uint32_t tiles = (x->rows + 63) / 64;
+	const size_t head = ((8 + (size_t)tiles * 4 + (size_t)y->rows * 4) + 1023) / 1024 * 1024;
+	struct sm90_nvfp4_prep_args pb;
+	struct sm90_decode_args d;
+	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
+	const uint8_t *xd, *yd;
+	uint64_t xs, ys;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret;
+
+	/* x for the tensor memory accelerator, y for the pre-pass's loads */
+	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
+	if (!ret)
+		ret = sm90_aligned_data(cd, y, &yd, &ys, &yscratch);
+	if (ret)
+		goto out;
+	e = cudaMallocAsync(&scratch, head + (size_t)y->rows * row_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(scratch, 0, head, cd->stream);
+	if (e != cudaSuccess) {
+		ret = cuda_fail(e, "cuda-mx-sm90: NVFP4 decode scratch");
+		goto out;
+	}
+	d.x = sm90_mx_operand_of(x, xd, xs);
+	d.x.swz_tiles = (blocks + 3) / 4;
+	d.y = sm90_mx_operand_of(y, yd, ys);
+	d.y.swz_tiles = (blocks + 3) / 4;
+	d.blocks = (x->cols + 31) / 32;	/* the kernel's chunks: (blocks + 1) / 2 */
+	d.blocks16 = blocks;
+	d.out = sm90_c_of(job);
+	d.tiles = tiles;
+	d.list_count = (uint32_t *)scratch;
+	d.bad_y = d.list_count + 1;
+	d.list = d.list_count + 2;
+	d.rmax_y = d.list + tiles;
+	d.nvfp4 = 1;
+	nvfp4_factors(&job->a, &job->b, &d.t1, &d.t2);
+
+	pb.data = yd;
+	pb.stride = ys;
+	pb.rows = y->rows;
+	pb.blocks = blocks;
+	pb.scale = d.y.scale;
+	pb.scale_stride = d.y.scale_stride;
+	pb.swizzled = d.y.swizzled;
+	pb.swz_tiles = d.y.swz_tiles;
+	pb.out = (uint8_t *)scratch + head;
+	pb.row_nan = (uint32_t *)d.rmax_y;
+	ret = sm90_prep_nvfp4(cd, pb);
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], x, xd, xs, 64);
+	if (!ret)
+		ret = sm90_make_map(&maps[1], pb.out, row_bytes, y->rows, row_bytes,
+				    SM90_BF16_KC * 2, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = sm90_launch_decode(cd, maps, d);
+out:
+	if (scratch)
+		cudaFreeAsync(scratch, cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	if (yscratch)
+		cudaFreeAsync(yscratch, cd->stream);
+	return ret;
+}
+
 /* With MXACCEL_DEBUG: how many tiles the fp8 kernel had to redo (syncs). */
 void report_redo(struct cuda_device *cd, const struct sm90_fp8_params &p)
 {
@@ -405,10 +484,11 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
 	/* NVFP4: bf16-ss only, both operands UE4M3 (cuda_sm90_select.cu). */
 	if (job->a.scale_type == MXA_SCALE_UE4M3 || job->b.scale_type == MXA_SCALE_UE4M3) {
-		if (path != SM90_PATH_BF16_SS || job->a.scale_type != job->b.scale_type)
-			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types",
-					(int)path);
-		return launch_nvfp4(cd, job);
+		if ((path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE) ||
+		    job->a.scale_type != job->b.scale_type || (decode && !small))
+			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types at M = %u",
+					(int)path, job->a.rows);
+		return decode ? launch_nvfp4_decode(cd, job) : launch_nvfp4(cd, job);
 	}
 	/* The table's predicates keep every path inside its range. */
 	if ((path == SM90_PATH_SKINNY && job->a.rows > SM90_SKINNY_M) ||

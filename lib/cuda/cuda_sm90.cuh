@@ -432,10 +432,18 @@ struct sm90_decode_args {
 	struct sm90_mx_operand x, y;
 	/* Y's row maxima and exactness flag, from the pre-passes. */
 	const uint32_t *rmax_y, *bad_y;
-	uint32_t blocks;		/* K / 32 */
+	uint32_t blocks;		/* K / 32 (NVFP4: ceil(K / 32), chunks) */
 	struct sm90_c out;
 	uint32_t tiles;
 	uint32_t *list, *list_count;
+	/*
+	 * NVFP4 (x's codes folded with its UE4M3 scales in registers, y made
+	 * by sm90_prep_nvfp4()): blocks16 = K / 16, rmax_y are y's NaN-scale
+	 * flags, C = acc * 2^16 * t1 * t2 as in struct sm90_bf16_args.
+	 */
+	int nvfp4;
+	uint32_t blocks16;
+	float t1, t2;
 };
 
 /*

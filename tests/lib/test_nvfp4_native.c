@@ -17,7 +17,9 @@
  * and NaN scales (0x7f, 0xff) that make their whole row or column NaN.
  *
  * The bound (Documentation/numerics.rst, "CUDA kernels"), looked up by
- * the kernel mxa_plan() names: cuda-mx-sm90-* states for NVFP4
+ * the kernel mxa_plan() names (and cuda-mx-sm90-bf16-ss, forced by
+ * MXACCEL_KERNEL, where the plan names another path): cuda-mx-sm90-*
+ * states for NVFP4
  *
  *   gamma = 2^-9 + (K / 16 + 4) * 2^-24
  *
@@ -297,7 +299,12 @@ static void pick_ts(float *ta, float *tb)
 	}
 }
 
-static void one_case(uint32_t m, uint32_t n, uint32_t k, const char *kernel, bool nan_scales)
+/*
+ * One random case; force: the kernel MXACCEL_KERNEL names for the NATIVE
+ * call only (the cpu reference must not see it), or NULL.
+ */
+static void one_case(uint32_t m, uint32_t n, uint32_t k, const char *kernel, const char *force,
+		     bool nan_scales)
 {
 	enum mxa_dtype dtype = test_rand_below(2) ? MXA_DTYPE_BF16 : MXA_DTYPE_F32;
 	unsigned int mbits = dtype == MXA_DTYPE_BF16 ? 7 : 23;
@@ -367,7 +374,11 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, const char *kernel, boo
 			n_bitexact++;
 	}
 
+	if (force)
+		setenv("MXACCEL_KERNEL", force, 1);
 	ret = gemm_on(dev, &a, &b, &ca, MXA_PREF_NATIVE, got, &pad_ok);
+	if (force)
+		unsetenv("MXACCEL_KERNEL");
 	CHECK(ret == 0, "native (%s) NVFP4 gemm %ux%ux%u: %d (%s)", kernel, m, n, k, ret,
 	      mxa_strerror(ret));
 	if (ret)
@@ -419,6 +430,8 @@ static void check_mixed(void)
 	printf("NATIVE NVFP4 x MX on %s: %s (%s)\n", test_device_name(),
 	       mxa_support_name(cap.support), cap.reason);
 }
+
+#define BF16_SS "cuda-mx-sm90-bf16-ss"
 
 struct shape {
 	uint32_t m, n, k;
@@ -478,7 +491,13 @@ int main(void)
 		printf("M %u N %u K %u: %s\n", sh->m, sh->n, sh->k, plan.kernel);
 		/* three random cases a shape, the third with NaN scales */
 		for (rep = 0; rep < 3; rep++)
-			one_case(sh->m, sh->n, sh->k, plan.kernel, rep == 2);
+			one_case(sh->m, sh->n, sh->k, plan.kernel, NULL, rep == 2);
+		/* bf16-ss runs every M: also where the plan takes another path */
+		if (!strncmp(plan.kernel, "cuda-mx-sm90", 12) &&
+		    strcmp(plan.kernel, BF16_SS)) {
+			for (rep = 0; rep < 3; rep++)
+				one_case(sh->m, sh->n, sh->k, BF16_SS, BF16_SS, rep == 2);
+		}
 	}
 	printf("%u cases, %u results checked (%u special), %u EMULATED bit-identical to cpu; worst error / bound (fp32, bf16): M<=16 %.3g %.3g, M<=32 %.3g %.3g, M<=64 %.3g %.3g, M>64 %.3g %.3g\n",
 	       n_cases, n_checked, n_special, n_bitexact, worst[0][0], worst[0][1], worst[1][0],
