@@ -67,6 +67,11 @@ if has sanitize; then
 			"$build"/tests/test_cuda_gemm >"$out/$tool.log" 2>&1
 		echo "exit $?" >>"$out/$tool.log"
 		tail -4 "$out/$tool.log" | tee -a "$sum"
+		# the NVFP4 paths (decode and bf16-ss), one case a shape
+		MXACCEL_TEST_QUICK=1 MXACCEL_TEST_DEVICE=cuda:0 timeout 300 "$cs" --tool "$tool" \
+			"$build"/tests/test_nvfp4_native >"$out/$tool-nvfp4.log" 2>&1
+		echo "exit $?" >>"$out/$tool-nvfp4.log"
+		tail -4 "$out/$tool-nvfp4.log" | tee -a "$sum"
 	done
 fi
 

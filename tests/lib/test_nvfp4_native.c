@@ -452,7 +452,8 @@ int main(void)
 	struct mxa_op_desc d = desc_of(1, 1, 16, MXA_DTYPE_F32, 0, MXA_SCALE_UE4M3);
 	struct mxa_capability cap;
 	struct mxa_plan plan;
-	unsigned int i, rep;
+	/* MXACCEL_TEST_QUICK=1 (under compute-sanitizer): one case a shape */
+	unsigned int i, rep, reps = getenv("MXACCEL_TEST_QUICK") ? 1 : 3;
 
 	test_seed(0x6e7666346e6174ull);
 	dev = test_open_device();
@@ -490,12 +491,12 @@ int main(void)
 		}
 		printf("M %u N %u K %u: %s\n", sh->m, sh->n, sh->k, plan.kernel);
 		/* three random cases a shape, the third with NaN scales */
-		for (rep = 0; rep < 3; rep++)
+		for (rep = 0; rep < reps; rep++)
 			one_case(sh->m, sh->n, sh->k, plan.kernel, NULL, rep == 2);
 		/* bf16-ss runs every M: also where the plan takes another path */
 		if (!strncmp(plan.kernel, "cuda-mx-sm90", 12) &&
 		    strcmp(plan.kernel, BF16_SS)) {
-			for (rep = 0; rep < 3; rep++)
+			for (rep = 0; rep < reps; rep++)
 				one_case(sh->m, sh->n, sh->k, BF16_SS, BF16_SS, rep == 2);
 		}
 	}
