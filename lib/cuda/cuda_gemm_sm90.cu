@@ -482,7 +482,7 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 		return ret;
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
-	/* NVFP4: bf16-ss only, both operands UE4M3 (cuda_sm90_select.cu). */
+	/* NVFP4: bf16-ss, or decode for M <= 64; both UE4M3 (cuda_sm90_select.cu). */
 	if (job->a.scale_type == MXA_SCALE_UE4M3 || job->b.scale_type == MXA_SCALE_UE4M3) {
 		if ((path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE) ||
 		    job->a.scale_type != job->b.scale_type || (decode && !small))
