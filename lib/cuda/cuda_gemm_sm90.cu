@@ -63,7 +63,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 {
 	const uint32_t xpad = (x->rows + 15) / 16 * 16;
 	const size_t a_off = a_offset(x, y, fp.tiles_m * fp.tiles_n);
-	struct sm90_bf16_args b;
+	struct sm90_bf16_args b = {};
 	struct sm90_prep_args pa, pb;
 	size_t flags;
 	CUtensorMap maps[3];
@@ -167,7 +167,7 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	const size_t x_bytes = ((size_t)x->rows * row_bytes + 1023) / 1024 * 1024;
 	const size_t y_bytes = ((size_t)y->rows * row_bytes + 1023) / 1024 * 1024;
 	struct sm90_nvfp4_prep_args pa, pb;
-	struct sm90_bf16_args b;
+	struct sm90_bf16_args b = {};
 	const struct mxa_matrix *ms[2] = { x, y };
 	struct sm90_nvfp4_prep_args *ps[2] = { &pa, &pb };
 	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
@@ -261,7 +261,7 @@ int launch_nvfp4_decode(struct cuda_device *cd, const struct mxa_job *job)
 	const uint32_t tiles = (x->rows + 63) / 64;
 	const size_t head = ((8 + (size_t)tiles * 4 + (size_t)y->rows * 4) + 1023) / 1024 * 1024;
 	struct sm90_nvfp4_prep_args pb;
-	struct sm90_decode_args d;
+	struct sm90_decode_args d = {};
 	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
 	const uint8_t *xd, *yd;
 	uint64_t xs, ys;
@@ -351,7 +351,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 {
 	const uint32_t bn = 64, kt = (x->cols / 32 + 1) / 2;
 	const size_t head = (8 + (size_t)tiles * 4 + 1023) / 1024 * 1024;
-	struct sm90_decode_args d;
+	struct sm90_decode_args d = {};
 	struct sm90_prep_args pb;
 	CUtensorMap maps[2];
 	cudaError_t e;
@@ -372,6 +372,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	d.bad_y = d.list_count + 1;
 	d.list = d.list_count + 2;
 	d.rmax_y = sm90_rmax_of(ysc, y);
+	d.nvfp4 = 0;
 
 	pb = sm90_prep_args_of(y, yd, ys, ysc, d.rmax_y, (uint8_t *)*scratch + head,
 		       (uint32_t *)d.bad_y, 8);
