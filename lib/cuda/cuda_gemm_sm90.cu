@@ -63,7 +63,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 {
 	const uint32_t xpad = (x->rows + 15) / 16 * 16;
 	const size_t a_off = a_offset(x, y, fp.tiles_m * fp.tiles_n);
-	struct sm90_bf16_args b;
+	struct sm90_bf16_args b = {};
 	struct sm90_prep_args pa, pb;
 	size_t flags;
 	CUtensorMap maps[3];
@@ -81,6 +81,7 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	b.rmax_a = sm90_rmax_of(xsc, x);
 	b.rmax_b = sm90_rmax_of(ysc, y);
 	b.tiles_n8 = fp.tiles_n;
+	b.nvfp4 = 0;
 	flags = list_offset(x, y) + 4 - bf16_b_bytes(y);
 	e = cudaMallocAsync(scratch, prep_a ? a_off + bf16_b_bytes(x) : a_off, cd->stream);
 	if (e == cudaSuccess)
@@ -116,6 +117,214 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 	return ret;
 }
 
+/*
+ * The epilogue's factors for NVFP4: C = acc * 2^16 * t1 * t2 must be
+ * acc * 2^16 * ts_a * ts_b (single level: 1).  Where ts_a * ts_b rounded
+ * once to fp32 is a normal number it is one factor (t2 = 1, exact);
+ * else the two scales are applied one after the other, the larger first
+ * when the product is below fp32's normal range (the intermediate stays
+ * normal) and the smaller first when it overflows, so that a zero sum
+ * stays 0 and a result leaves fp32's range only where it really does.
+ */
+void nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
+		   float *t2)
+{
+	const float ta = a->tensor_scale != 0.0f ? a->tensor_scale : 1.0f;
+	const float tb = b->tensor_scale != 0.0f ? b->tensor_scale : 1.0f;
+	const float big = ta > tb ? ta : tb, small = ta > tb ? tb : ta;
+	const float t = (float)((double)ta * tb);	/* exact in double */
+
+	if (t >= 0x1p-126f && t <= 0x1.fffffep127f) {
+		*t1 = t;
+		*t2 = 1.0f;
+	} else if (t < 0x1p-126f) {
+		*t1 = big;
+		*t2 = small;
+	} else {
+		*t1 = small;
+		*t2 = big;
+	}
+}
+
+/*
+ * NVFP4 x NVFP4 (both UE4M3): both operands to exact bf16 with their
+ * block scales folded in (sm90_prep_nvfp4()), then
+ * gemm_sm90_bf16_ss_kernel on them, any M.  The larger operand is the
+ * kernel's A (x, tiles of SM90_BF16_BM rows), C^T = B A^T when that is B.
+ * Every tile can be folded (no fp8 kernel behind it): the per-row NaN
+ * flags make the epilogue write NaN.  Scratch: x in bf16, y in bf16
+ * (1024-byte aligned), then x's and y's row flags, the kernel's (zero)
+ * tile flags, and its tile list count and list (unused: it leaves no
+ * tile).
+ */
+int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const bool swap = job->b.rows > job->a.rows;
+	const struct mxa_matrix *x = swap ? &job->b : &job->a;
+	const struct mxa_matrix *y = swap ? &job->a : &job->b;
+	const uint32_t blocks = x->cols / 16, kt = (blocks + 3) / 4;
+	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
+	const size_t x_bytes = ((size_t)x->rows * row_bytes + 1023) / 1024 * 1024;
+	const size_t y_bytes = ((size_t)y->rows * row_bytes + 1023) / 1024 * 1024;
+	struct sm90_nvfp4_prep_args pa, pb;
+	struct sm90_bf16_args b = {};
+	const struct mxa_matrix *ms[2] = { x, y };
+	struct sm90_nvfp4_prep_args *ps[2] = { &pa, &pb };
+	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
+	const uint8_t *data[2];
+	uint64_t stride[2];
+	size_t flags_bytes;
+	uint32_t *flags;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret, i;
+
+	b.m = x->rows;
+	b.n = y->rows;
+	b.blocks = (x->cols + 31) / 32;	/* the kernel's chunks: (blocks + 1) / 2 */
+	b.elem_a = SM90_E2M1;
+	b.out = sm90_c_of(job);
+	b.transposed = swap;
+	b.tiles_m = (b.m + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	b.tiles_n8 = 2 * b.tiles_n;
+	b.nvfp4 = 1;
+	nvfp4_factors(&job->a, &job->b, &b.t1, &b.t2);
+	flags_bytes = ((size_t)x->rows + y->rows + b.tiles_n + b.tiles_m + 1 +
+		       2 * (size_t)b.tiles_m * b.tiles_n) * 4;
+
+	ret = sm90_aligned_data(cd, x, &data[0], &stride[0], &xscratch);
+	if (!ret)
+		ret = sm90_aligned_data(cd, y, &data[1], &stride[1], &yscratch);
+	if (ret)
+		goto out;
+	e = cudaMallocAsync(&scratch, x_bytes + y_bytes + flags_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync((uint8_t *)scratch + x_bytes + y_bytes, 0, flags_bytes,
+				    cd->stream);
+	if (e != cudaSuccess) {
+		ret = cuda_fail(e, "cuda-mx-sm90: NVFP4 scratch");
+		goto out;
+	}
+	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
+	b.rmax_a = flags;
+	b.rmax_b = flags + x->rows;
+	b.bad_cols = flags + x->rows + y->rows;
+	b.bad_rows = b.bad_cols + b.tiles_n;
+	b.list_count = (uint32_t *)b.bad_rows + b.tiles_m;
+	b.list = b.list_count + 1;
+
+	for (i = 0; i < 2 && !ret; i++) {
+		const struct mxa_matrix *m = ms[i];
+		struct sm90_nvfp4_prep_args *p = ps[i];
+
+		p->data = data[i];
+		p->stride = stride[i];
+		p->rows = m->rows;
+		p->blocks = blocks;
+		p->scale = cuda_ptr(m->scale, m->scale_offset);
+		p->scale_stride = mxa__scale_stride(m);
+		p->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+		p->swz_tiles = (blocks + 3) / 4;
+		p->out = (uint8_t *)scratch + (i ? x_bytes : 0);
+		p->row_nan = (uint32_t *)(i ? b.rmax_b : b.rmax_a);
+		ret = sm90_prep_nvfp4(cd, *p);
+		if (!ret)
+			ret = sm90_make_map(&maps[i], p->out, row_bytes, m->rows, row_bytes,
+					    SM90_BF16_KC * 2, i ? SM90_BF16_BN : SM90_BF16_BM,
+					    CU_TENSOR_MAP_SWIZZLE_128B);
+	}
+	if (!ret)
+		ret = sm90_launch_bf16_ss(cd, maps, b);
+out:
+	if (scratch)
+		cudaFreeAsync(scratch, cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	if (yscratch)
+		cudaFreeAsync(yscratch, cd->stream);
+	return ret;
+}
+
+/*
+ * NVFP4 x NVFP4 with M <= 64 on the decode kernel: x = B (streamed, its
+ * UE4M3 scales folded in registers), y = A to bf16 by sm90_prep_nvfp4().
+ * Nothing is left to the fp8 kernel.  Scratch: the kernel's (zero) list
+ * count, Y flag and list, Y's NaN-scale flags, then Y in bf16 (1024-byte
+ * aligned).
+ */
+int launch_nvfp4_decode(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_matrix *x = &job->b, *y = &job->a;
+	const uint32_t blocks = x->cols / 16, kt = (blocks + 3) / 4;
+	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
+	const uint32_t tiles = (x->rows + 63) / 64;
+	const size_t head = ((8 + (size_t)tiles * 4 + (size_t)y->rows * 4) + 1023) / 1024 * 1024;
+	struct sm90_nvfp4_prep_args pb;
+	struct sm90_decode_args d = {};
+	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
+	const uint8_t *xd, *yd;
+	uint64_t xs, ys;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret;
+
+	/* x for the tensor memory accelerator, y for the pre-pass's loads */
+	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
+	if (!ret)
+		ret = sm90_aligned_data(cd, y, &yd, &ys, &yscratch);
+	if (ret)
+		goto out;
+	e = cudaMallocAsync(&scratch, head + (size_t)y->rows * row_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(scratch, 0, head, cd->stream);
+	if (e != cudaSuccess) {
+		ret = cuda_fail(e, "cuda-mx-sm90: NVFP4 decode scratch");
+		goto out;
+	}
+	d.x = sm90_mx_operand_of(x, xd, xs);
+	d.x.swz_tiles = (blocks + 3) / 4;
+	d.y = sm90_mx_operand_of(y, yd, ys);
+	d.y.swz_tiles = (blocks + 3) / 4;
+	d.blocks = (x->cols + 31) / 32;	/* the kernel's chunks: (blocks + 1) / 2 */
+	d.blocks16 = blocks;
+	d.out = sm90_c_of(job);
+	d.tiles = tiles;
+	d.list_count = (uint32_t *)scratch;
+	d.bad_y = d.list_count + 1;
+	d.list = d.list_count + 2;
+	d.rmax_y = d.list + tiles;
+	d.nvfp4 = 1;
+	nvfp4_factors(&job->a, &job->b, &d.t1, &d.t2);
+
+	pb.data = yd;
+	pb.stride = ys;
+	pb.rows = y->rows;
+	pb.blocks = blocks;
+	pb.scale = d.y.scale;
+	pb.scale_stride = d.y.scale_stride;
+	pb.swizzled = d.y.swizzled;
+	pb.swz_tiles = d.y.swz_tiles;
+	pb.out = (uint8_t *)scratch + head;
+	pb.row_nan = (uint32_t *)d.rmax_y;
+	ret = sm90_prep_nvfp4(cd, pb);
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], x, xd, xs, 64);
+	if (!ret)
+		ret = sm90_make_map(&maps[1], pb.out, row_bytes, y->rows, row_bytes,
+				    SM90_BF16_KC * 2, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = sm90_launch_decode(cd, maps, d);
+out:
+	if (scratch)
+		cudaFreeAsync(scratch, cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	if (yscratch)
+		cudaFreeAsync(yscratch, cd->stream);
+	return ret;
+}
+
 /* With MXACCEL_DEBUG: how many tiles the fp8 kernel had to redo (syncs). */
 void report_redo(struct cuda_device *cd, const struct sm90_fp8_params &p)
 {
@@ -142,7 +351,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 {
 	const uint32_t bn = 64, kt = (x->cols / 32 + 1) / 2;
 	const size_t head = (8 + (size_t)tiles * 4 + 1023) / 1024 * 1024;
-	struct sm90_decode_args d;
+	struct sm90_decode_args d = {};
 	struct sm90_prep_args pb;
 	CUtensorMap maps[2];
 	cudaError_t e;
@@ -163,6 +372,7 @@ int launch_decode(struct cuda_device *cd, const struct mxa_matrix *x,
 	d.bad_y = d.list_count + 1;
 	d.list = d.list_count + 2;
 	d.rmax_y = sm90_rmax_of(ysc, y);
+	d.nvfp4 = 0;
 
 	pb = sm90_prep_args_of(y, yd, ys, ysc, d.rmax_y, (uint8_t *)*scratch + head,
 		       (uint32_t *)d.bad_y, 8);
@@ -273,6 +483,14 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 		return ret;
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
+	/* NVFP4: bf16-ss, or decode for M <= 64; both UE4M3 (cuda_sm90_select.cu). */
+	if (job->a.scale_type == MXA_SCALE_UE4M3 || job->b.scale_type == MXA_SCALE_UE4M3) {
+		if ((path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE) ||
+		    job->a.scale_type != job->b.scale_type || (decode && !small))
+			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types at M = %u",
+					(int)path, job->a.rows);
+		return decode ? launch_nvfp4_decode(cd, job) : launch_nvfp4(cd, job);
+	}
 	/* The table's predicates keep every path inside its range. */
 	if ((path == SM90_PATH_SKINNY && job->a.rows > SM90_SKINNY_M) ||
 	    ((bf16 || cfg == 1 || cfg == 2) && small) || (decode && !small))

@@ -137,6 +137,23 @@ static_assert(BM * EPI_LD * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTE
 	      BN * EPI_LDT * 4 <= STAGES * (layout::BFB_BYTES + layout::RAWA_BYTES),
 	      "the epilogue stages C in the pipeline's buffers");
 
+/*
+ * One result before C: the MX fold's 2^(R_a + R_b - 254), or for NVFP4
+ * (ra, rb NaN-scale flags) acc * 2^16 (exact) * t1 * t2, NaN for a row
+ * with a NaN scale.  A template parameter, so that the MX kernels'
+ * epilogue is the code it was.
+ */
+template <bool NV>
+__device__ __forceinline__ float out_value(const struct sm90_bf16_args &p, float acc,
+					   uint32_t ra, uint32_t rb)
+{
+	if (NV)
+		return (ra | rb) ? __uint_as_float(0x7fc00000u) :
+				   acc * 0x1p16f * p.t1 * p.t2;
+	return scale_pow2(acc, (int)ra + (int)rb - 254);
+}
+
+template <bool NV>
 __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
 					  float *st, const float *acc, const uint32_t *rb,
 					  const struct consumer_rows &at)
@@ -148,11 +165,10 @@ __device__ __forceinline__ void stage_acc(const struct sm90_bf16_args &p,
 	for (int i = 0; i < 32; i++) {
 		const int c = 8 * i + 2 * q;
 		const uint2 rbc = *(const uint2 *)&rb[c];
-		const int rb0 = (int)rbc.x, rb1 = (int)rbc.y;
-		const float v0 = scale_pow2(acc[4 * i + 0], (int)ra0 + rb0 - 254);
-		const float v1 = scale_pow2(acc[4 * i + 1], (int)ra0 + rb1 - 254);
-		const float v2 = scale_pow2(acc[4 * i + 2], (int)ra1 + rb0 - 254);
-		const float v3 = scale_pow2(acc[4 * i + 3], (int)ra1 + rb1 - 254);
+		const float v0 = out_value<NV>(p, acc[4 * i + 0], ra0, rbc.x);
+		const float v1 = out_value<NV>(p, acc[4 * i + 1], ra0, rbc.y);
+		const float v2 = out_value<NV>(p, acc[4 * i + 2], ra1, rbc.x);
+		const float v3 = out_value<NV>(p, acc[4 * i + 3], ra1, rbc.y);
 
 		if (p.transposed) {
 			st[c * EPI_LDT + r0] = v0;
@@ -273,14 +289,15 @@ __device__ __forceinline__ void tile_of(const struct sm90_bf16_args &p, uint32_t
 
 /*
  * The tile's C from the consumers' accumulators, staged in st (the
- * stages, which both warpgroups are done with).
+ * stages, which both warpgroups are done with); NV: NVFP4's epilogue.
  */
+template <bool NV = false>
 __device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float *st,
 					   const float *acc, const uint32_t *rb,
 					   const struct consumer_rows &c, uint32_t tile_m,
 					   uint32_t tile_n)
 {
-	stage_acc(p, st, acc, rb, c);
+	stage_acc<NV>(p, st, acc, rb, c);
 	asm volatile("bar.sync 1, 256;" ::: "memory");
 	if (p.transposed)
 		write_c(p, st, EPI_LDT, BN, BM, tile_n * BN, tile_m * BM, p.n, p.m);
@@ -413,6 +430,51 @@ __global__ void prep_bf16_kernel(const struct sm90_prep_args p)
 		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
 		if (flag)
 			atomicOr(&p.bad_tiles[n >> p.tile_shift], 1u);
+	}
+#endif
+}
+
+/*
+ * prep_bf16_kernel() for NVFP4: the same threads and output layout, each
+ * 16-element group of a chunk (q) one NVFP4 block with its own multiplier
+ * (ue4m3_multiplier()), scales read where the matrix has them.
+ */
+__global__ void prep_nvfp4_kernel(const struct sm90_nvfp4_prep_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	const uint32_t kt = (p.blocks + 3) / 4;
+	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t c = t / 4, sl = t % 4;
+	const uint32_t mask = 0x87f087f0u;
+
+	if (c >= kt)
+		return;
+	for (uint32_t n = blockIdx.y; n < p.rows; n += gridDim.y) {
+		const uint8_t *src = p.data + n * p.stride + (uint64_t)c * (KC / 2);
+		uint32_t lo[4], hi[4], nan = 0;
+
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const uint32_t kb = c * 4 + q;
+			uint32_t w[4], x = 0, m = 0;
+
+			if (kb < p.blocks) {
+				m = ue4m3_multiplier(p.scale[sm90_scale_index(p.swizzled,
+									      p.scale_stride,
+									      p.swz_tiles, n, kb)],
+						     &nan);
+				x = *(const uint16_t *)(src + 8 * q + 2 * sl);
+			}
+			to_e4m3(SM90_E2M1, make_uint4(x, x, x, x), w);
+			lo[q] = bf16x2_mul(bf16_lo(w[0], 4, mask), m);
+			hi[q] = bf16x2_mul(bf16_hi(w[0], 4, mask), m);
+		}
+		uint4 *dst = (uint4 *)(p.out + ((uint64_t)n * kt + c) * KC * 2 + sl * 32);
+
+		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+		if (nan)
+			p.row_nan[n] = 1;
 	}
 #endif
 }
@@ -594,7 +656,10 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
-		write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
+		if (p.nvfp4)
+			write_tile<true>(p, (float *)smem, acc, rb, at, tile_m, tile_n);
+		else
+			write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
 	}
 #endif
 }
@@ -657,5 +722,14 @@ int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p)
 
 	prep_bf16_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
 			cd->stream>>>(p);
+	return 0;
+}
+
+int sm90_prep_nvfp4(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p)
+{
+	uint32_t units = (p.blocks + 3) / 4 * 4;
+
+	prep_nvfp4_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
+			     cd->stream>>>(p);
 	return 0;
 }

@@ -64,6 +64,20 @@ __device__ __forceinline__ uint32_t scale_at(const struct sm90_mx_operand &o,
 	return o.scale[sm90_scale_index(o.swizzled, o.scale_stride, o.swz_tiles, r, kb)];
 }
 
+/* 1 if row r has a NaN UE4M3 scale (0x7f, 0xff) in blocks q, q + step, ... */
+__device__ __forceinline__ uint32_t row_nan(const struct sm90_mx_operand &o,
+					    uint32_t blocks, uint32_t r, uint32_t q,
+					    uint32_t step)
+{
+	uint32_t n = 0;
+
+	if (r >= o.rows)
+		return 0;
+	for (uint32_t kb = q; kb < blocks; kb += step)
+		n |= (scale_at(o, r, kb) & 0x7f) == 0x7f;
+	return n;
+}
+
 /* Largest scale but NaN of row r over blocks q, q + step, ... */
 __device__ __forceinline__ uint32_t row_max(const struct sm90_mx_operand &o,
 					    uint32_t blocks, uint32_t r, uint32_t q,
@@ -93,9 +107,11 @@ struct consumer {
 
 /*
  * This thread's X fragment of chunk it: rows r0 and r0 + 8 of the tile
- * (frag_row()), scales from global memory.
+ * (frag_row()), scales from global memory.  NV (NVFP4): elements 16q to
+ * 16q + 15 of the chunk are UE4M3 block 4 it + q, folded exactly by
+ * ue4m3_multiplier() (NaN scales give 0: the row's flag makes C NaN).
  */
-template <int EX, int BN>
+template <int EX, int BN, bool NV>
 __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 					  uint32_t *f, uint32_t *flag)
 {
@@ -103,19 +119,21 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 	const int s = it % STAGES;
 	const uint32_t ph = (it / STAGES) & 1;
 	const uint8_t *raw = c.smem + L::XR_OFF + s * L::XR_BYTES;
-	const uint32_t kb = it * 2 + (c.q >> 1);
-	const bool valid = kb < c.p->blocks;
+	const uint32_t kb = NV ? it * 4 + c.q : it * 2 + (c.q >> 1);
+	const bool valid = kb < (NV ? c.p->blocks16 : c.p->blocks);
 	uint32_t sc[2];
 
 	for (int h = 0; h < 2; h++) {
 		uint32_t r = c.row0 + c.r0 + 8 * h;
 
-		sc[h] = valid && r < c.p->x.rows ? scale_at(c.p->x, r, kb) : c.ra[h];
+		sc[h] = valid && r < c.p->x.rows ? scale_at(c.p->x, r, kb) : NV ? 0 : c.ra[h];
 	}
 	mbar_wait(&c.tmafull[s], ph);
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		const uint32_t m = multiplier(EX, sc[h], c.ra[h], valid, flag);
+		uint32_t nan = 0;
+		const uint32_t m = NV ? ue4m3_multiplier(sc[h], &nan) :
+				   multiplier(EX, sc[h], c.ra[h], valid, flag);
 
 		*flag |= frag_row<EX>(raw, c.r0 + 8 * h, c.q, h, m, f);
 	}
@@ -127,7 +145,7 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
  * small at N = 16, so a pair halves their cost and lets the conversions
  * of two chunks overlap.
  */
-template <int EX, int BN>
+template <int EX, int BN, bool NV>
 __device__ __forceinline__ void step(const struct consumer &c, uint32_t pr,
 				     float *acc, uint32_t *cur, uint32_t *nxt,
 				     uint32_t *flag)
@@ -155,8 +173,8 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t pr,
 		mbar_arrive(&c.empty[(a - 1) % STAGES]);
 	}
 	if (a + 2 < c.kt) {
-		load_frag<EX, BN>(c, a + 2, nxt, flag);
-		load_frag<EX, BN>(c, a + 3, nxt + 16, flag);
+		load_frag<EX, BN, NV>(c, a + 2, nxt, flag);
+		load_frag<EX, BN, NV>(c, a + 3, nxt + 16, flag);
 	}
 }
 
@@ -172,9 +190,19 @@ __device__ __forceinline__ void store_t(const struct sm90_decode_args &p,
 	store_c_value(p.out, at, scale_pow2(v, e));
 }
 
+/* NVFP4: C[j][i] = D[i][j] * 2^16 * t1 * t2 (+ C_in), NaN where flagged. */
+__device__ __forceinline__ void store_nv(const struct sm90_decode_args &p,
+					 uint32_t i, uint32_t j, float v, uint32_t nan)
+{
+	if (i >= p.x.rows || j >= p.y.rows)
+		return;
+	store_c_value(p.out, (uint64_t)j * p.out.stride + i,
+		      nan ? __uint_as_float(0x7fc00000u) : v * 0x1p16f * p.t1 * p.t2);
+}
+
 #endif /* SM90_CODE */
 
-template <int EX, int BN>
+template <int EX, int BN, bool NV>
 __global__ void __launch_bounds__(256, 2)
 gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 			const __grid_constant__ CUtensorMap tma_y,
@@ -227,9 +255,13 @@ gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 		float acc[BN / 2];
 		uint32_t fa[32], fb[32];
 
-		/* Row maxima: each of a row's four threads takes every fourth block. */
+		/*
+		 * Row maxima (NVFP4: NaN-scale flags): each of a row's four
+		 * threads takes every fourth block.
+		 */
 		for (int h = 0; h < 2; h++) {
-			uint32_t m = row_max(p.x, p.blocks, row0 + r0 + 8 * h, q, 4);
+			uint32_t m = NV ? row_nan(p.x, p.blocks16, row0 + r0 + 8 * h, q, 4) :
+					  row_max(p.x, p.blocks, row0 + r0 + 8 * h, q, 4);
 
 			m = max(m, __shfl_xor_sync(0xffffffffu, m, 1));
 			ra[h] = max(m, __shfl_xor_sync(0xffffffffu, m, 2));
@@ -243,12 +275,12 @@ gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 			acc[i] = 0.0f;
 		const uint32_t kp = kt / 2;
 
-		load_frag<EX, BN>(cs, 0, fa, &flag);
-		load_frag<EX, BN>(cs, 1, fa + 16, &flag);
+		load_frag<EX, BN, NV>(cs, 0, fa, &flag);
+		load_frag<EX, BN, NV>(cs, 1, fa + 16, &flag);
 		for (uint32_t pr = 0; pr < kp; pr += 2) {
-			step<EX, BN>(cs, pr, acc, fa, fb, &flag);
+			step<EX, BN, NV>(cs, pr, acc, fa, fb, &flag);
 			if (pr + 1 < kp)
-				step<EX, BN>(cs, pr + 1, acc, fb, fa, &flag);
+				step<EX, BN, NV>(cs, pr + 1, acc, fb, fa, &flag);
 		}
 		wgmma_wait<0>();
 		fence_regs<BN / 2>(acc);
@@ -266,32 +298,46 @@ gemm_sm90_decode_kernel(const __grid_constant__ CUtensorMap tma_x,
 				p.list[atomicAdd(p.list_count, 1)] = tile;
 			return;
 		}
+		if constexpr (NV) {
 #pragma unroll
-		for (int i = 0; i < BN / 8; i++) {
-			const uint32_t j = 8 * i + 2 * q;
-			const int e0 = j < p.y.rows ? (int)p.rmax_y[j] : 0;
-			const int e1 = j + 1 < p.y.rows ? (int)p.rmax_y[j + 1] : 0;
+			for (int i = 0; i < BN / 8; i++) {
+				const uint32_t j = 8 * i + 2 * q;
+				const uint32_t n0 = j < p.y.rows ? p.rmax_y[j] : 0;
+				const uint32_t n1 = j + 1 < p.y.rows ? p.rmax_y[j + 1] : 0;
 
-			store_t(p, row0 + r0, j, acc[4 * i + 0], (int)ra[0] + e0 - 254);
-			store_t(p, row0 + r0, j + 1, acc[4 * i + 1], (int)ra[0] + e1 - 254);
-			store_t(p, row0 + r0 + 8, j, acc[4 * i + 2], (int)ra[1] + e0 - 254);
-			store_t(p, row0 + r0 + 8, j + 1, acc[4 * i + 3], (int)ra[1] + e1 - 254);
+				store_nv(p, row0 + r0, j, acc[4 * i + 0], ra[0] | n0);
+				store_nv(p, row0 + r0, j + 1, acc[4 * i + 1], ra[0] | n1);
+				store_nv(p, row0 + r0 + 8, j, acc[4 * i + 2], ra[1] | n0);
+				store_nv(p, row0 + r0 + 8, j + 1, acc[4 * i + 3], ra[1] | n1);
+			}
+		} else {
+#pragma unroll
+			for (int i = 0; i < BN / 8; i++) {
+				const uint32_t j = 8 * i + 2 * q;
+				const int e0 = j < p.y.rows ? (int)p.rmax_y[j] : 0;
+				const int e1 = j + 1 < p.y.rows ? (int)p.rmax_y[j + 1] : 0;
+
+				store_t(p, row0 + r0, j, acc[4 * i + 0], (int)ra[0] + e0 - 254);
+				store_t(p, row0 + r0, j + 1, acc[4 * i + 1], (int)ra[0] + e1 - 254);
+				store_t(p, row0 + r0 + 8, j, acc[4 * i + 2], (int)ra[1] + e0 - 254);
+				store_t(p, row0 + r0 + 8, j + 1, acc[4 * i + 3], (int)ra[1] + e1 - 254);
+			}
 		}
 	}
 #endif
 }
 
-template <int EX, int BN>
+template <int EX, int BN, bool NV = false>
 int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_decode_args &p)
 {
 	using L = layout<BN>;
 	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_decode_kernel<EX, BN>, L::SMEM, &configured);
+	int ret = sm90_allow_smem(cd, gemm_sm90_decode_kernel<EX, BN, NV>, L::SMEM, &configured);
 
 	if (ret)
 		return ret;
-	gemm_sm90_decode_kernel<EX, BN><<<p.tiles, 256, L::SMEM, cd->stream>>>(
+	gemm_sm90_decode_kernel<EX, BN, NV><<<p.tiles, 256, L::SMEM, cd->stream>>>(
 		maps[0], maps[1], p);
 	return 0;
 }
@@ -300,6 +346,8 @@ template <int BN>
 int launch_bn(struct cuda_device *cd, const CUtensorMap *maps,
 	      const struct sm90_decode_args &p)
 {
+	if (p.nvfp4)
+		return launch_inst<SM90_E2M1, BN, true>(cd, maps, p);
 	switch (p.x.elem) {
 	case SM90_E5M2:
 		return launch_inst<SM90_E5M2, BN>(cd, maps, p);

@@ -405,17 +405,22 @@ enum {
 	K_WEIGHT_ONLY,
 };
 
-/* A path of the native GEMM as a kernel-table entry. */
-#define SM90_KERNEL(kname, path, text) {				\
+/*
+ * A path of the native GEMM as a kernel-table entry, taking the scale
+ * types `scales` (MXA_KERNEL_SCALES; 0 = E8M0 only).
+ */
+#define SM90_KERNEL_SCALES(kname, path, scales, text) {			\
 		.name = kname,						\
 		.summary = text,					\
 		.op = MXA_OP_GEMM,					\
 		.native = true,						\
 		.exact = false,						\
 		.rank = 0,						\
+		.scale_types = scales,					\
 		.reject = reject_sm90<path>,				\
 		.rank_for = rank_sm90<path>,				\
 	}
+#define SM90_KERNEL(kname, path, text) SM90_KERNEL_SCALES(kname, path, 0, text)
 
 /* In the order of the enum above (C++ has no array designators). */
 static const struct mxa_kernel cuda_kernels[] = {
@@ -452,12 +457,14 @@ static const struct mxa_kernel cuda_kernels[] = {
 	/* K_SM90_SKINNY ... K_SM90_FP8_QUAD: the native GEMM's paths. */
 	SM90_KERNEL("cuda-mx-sm90-skinny", SM90_PATH_SKINNY,
 		    "native MX GEMM for M <= 32 (decode): the skinny kernel streams B once with split K, mma on exact fp16 operands with per-32 scale promotion (Documentation/cuda.rst)"),
-	SM90_KERNEL("cuda-mx-sm90-decode", SM90_PATH_DECODE,
-		    "native MX GEMM for 16 < M <= 64: the decode kernel, TMA + wgmma on bf16 operands with the per-32 scales folded in exactly; the fp8 kernel for tiles that cannot be folded (Documentation/cuda.rst)"),
+	SM90_KERNEL_SCALES("cuda-mx-sm90-decode", SM90_PATH_DECODE,
+			   MXA_KERNEL_SCALES(MXA_SCALE_E8M0) | MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+			   "native MX GEMM for 16 < M <= 64: the decode kernel, TMA + wgmma on bf16 operands with the per-32 scales folded in exactly; the fp8 kernel for tiles that cannot be folded; NVFP4 x NVFP4 for M <= 64, UE4M3 scales folded exactly (Documentation/cuda.rst)"),
 	SM90_KERNEL("cuda-mx-sm90-bf16", SM90_PATH_BF16,
 		    "native MX GEMM for M > 64: TMA + wgmma bf16 on exact operands with the per-32 scales folded in, A converted in registers; the fp8 kernel for tiles that cannot be folded (Documentation/cuda.rst)"),
-	SM90_KERNEL("cuda-mx-sm90-bf16-ss", SM90_PATH_BF16_SS,
-		    "native MX GEMM for M > 64: as cuda-mx-sm90-bf16 with A converted by a pre-pass too (chosen for fp4/fp6 A on grids of two waves or more) (Documentation/cuda.rst)"),
+	SM90_KERNEL_SCALES("cuda-mx-sm90-bf16-ss", SM90_PATH_BF16_SS,
+			   MXA_KERNEL_SCALES(MXA_SCALE_E8M0) | MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+			   "native MX GEMM for M > 64: as cuda-mx-sm90-bf16 with A converted by a pre-pass too (chosen for fp4/fp6 A on grids of two waves or more); NVFP4 x NVFP4 at every M, UE4M3 scales folded exactly, tensor scales in the epilogue (Documentation/cuda.rst)"),
 	SM90_KERNEL("cuda-mx-sm90-fp8", SM90_PATH_FP8,
 		    "native MX GEMM, any shape: TMA + wgmma fp8 (fp6/fp4 re-encoded exactly) with per-32 fp32 scale promotion (Documentation/cuda.rst)"),
 	SM90_KERNEL("cuda-mx-sm90-fp8-single", SM90_PATH_FP8_SINGLE,

@@ -347,6 +347,14 @@ struct sm90_bf16_args {
 	 */
 	uint32_t *list, *list_count;
 	uint32_t tiles_n8;
+	/*
+	 * NVFP4 (sm90_prep_nvfp4() made both operands): rmax_a / rmax_b are
+	 * then per-row NaN-scale flags and C = acc * 2^16 * t1 * t2, three
+	 * fp32 multiplies in that order (launch_nvfp4() in cuda_gemm_sm90.cu
+	 * says how t1 and t2 come from the tensor scales).
+	 */
+	int nvfp4;
+	float t1, t2;
 };
 
 /* An operand (rows x 32 blocks) to bf16 for the bf16 kernels. */
@@ -363,6 +371,27 @@ struct sm90_prep_args {
 };
 
 int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p);
+
+/*
+ * An NVFP4 operand (e2m1, a UE4M3 scale per 16) to bf16 for
+ * gemm_sm90_bf16_ss_kernel: b'[n][k] = b[n][k] * s[n][k / 16] * 2^-8,
+ * exact, in the layout sm90_prep_bf16() writes (rows x 128 bytes per chunk
+ * of 64).  A row with a NaN scale (0x7f, 0xff) gets row_nan[row] = 1 and
+ * zeros in its blocks.
+ */
+struct sm90_nvfp4_prep_args {
+	const uint8_t *data;		/* codes, 16-byte aligned rows */
+	uint64_t stride;		/* bytes */
+	uint32_t rows, blocks;		/* blocks: K / 16 */
+	const uint8_t *scale;		/* UE4M3, as the matrix has them */
+	uint64_t scale_stride;
+	int swizzled;
+	uint32_t swz_tiles;		/* Cp / 4 of the swizzled layout */
+	uint8_t *out;
+	uint32_t *row_nan;		/* per row, zeroed */
+};
+
+int sm90_prep_nvfp4(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p);
 
 /*
  * Queue the bf16 kernel.  maps: A's codes (boxes of BM rows by KC
@@ -403,10 +432,18 @@ struct sm90_decode_args {
 	struct sm90_mx_operand x, y;
 	/* Y's row maxima and exactness flag, from the pre-passes. */
 	const uint32_t *rmax_y, *bad_y;
-	uint32_t blocks;		/* K / 32 */
+	uint32_t blocks;		/* K / 32 (NVFP4: ceil(K / 32), chunks) */
 	struct sm90_c out;
 	uint32_t tiles;
 	uint32_t *list, *list_count;
+	/*
+	 * NVFP4 (x's codes folded with its UE4M3 scales in registers, y made
+	 * by sm90_prep_nvfp4()): blocks16 = K / 16, rmax_y are y's NaN-scale
+	 * flags, C = acc * 2^16 * t1 * t2 as in struct sm90_bf16_args.
+	 */
+	int nvfp4;
+	uint32_t blocks16;
+	float t1, t2;
 };
 
 /*

@@ -118,6 +118,32 @@ static __device__ __forceinline__ uint32_t multiplier(int e, uint32_t s, uint32_
 	return (m << 7) | (m << 23);
 }
 
+/*
+ * The bf16x2 multiplier of one NVFP4 block: its UE4M3 scale (float8_e4m3fn;
+ * a set sign bit makes it negative, as the exact core reads it) times
+ * 2^118, in both halves.  e2m1 codes as bf16_lo()/bf16_hi() give them
+ * (through e2m1_bytes_to_e4m3()) are the value times 2^-126, so a
+ * product is element * scale * 2^-8: at most 2 x 4 significant bits and
+ * between 2^-18 and 10.5 in magnitude, an exact bf16 normal.  The
+ * multiplier itself (2^109 to 15 * 2^123) is an exact bf16 normal.  A NaN
+ * scale sets *nan and gives 0 (the epilogue makes the row NaN).
+ */
+static __device__ __forceinline__ uint32_t ue4m3_multiplier(uint32_t code, uint32_t *nan)
+{
+	const uint32_t s = code & 0x7f, e = s >> 3, m = s & 7;
+	uint32_t h;
+
+	if (s == 0x7f) {
+		*nan = 1;
+		return 0;
+	}
+	/* (8 + m) * 2^(e - 10) or, subnormal, m * 2^-9; times 2^118. */
+	h = __float_as_uint((float)(e ? 8 + m : m) *
+			    __uint_as_float((127 + (e ? e + 108 : 109)) << 23)) >> 16;
+	h |= (code & 0x80) << 8;
+	return h | (h << 16);
+}
+
 template <int R> static __device__ __forceinline__ void fence_u32(uint32_t *r)
 {
 #pragma unroll

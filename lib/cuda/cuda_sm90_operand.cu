@@ -201,6 +201,8 @@ int sm90_aligned_data(struct cuda_device *cd, const struct mxa_matrix *m,
 	struct mxcore_geom g = mxa__geom(m);
 	uint64_t s = mxcore_geom_data_stride(&g);
 	uint64_t row = mxcore_geom_row_bytes(&g);
+	/* NVFP4 rows are multiples of 8 bytes only (K % 16 == 0) */
+	uint64_t pitch = (row + 15) / 16 * 16;
 	cudaError_t e;
 
 	*scratch = NULL;
@@ -209,14 +211,14 @@ int sm90_aligned_data(struct cuda_device *cd, const struct mxa_matrix *m,
 		*stride = s;
 		return 0;
 	}
-	e = cudaMallocAsync(scratch, row * m->rows, cd->stream);
+	e = cudaMallocAsync(scratch, pitch * m->rows, cd->stream);
 	if (e == cudaSuccess)
-		e = cudaMemcpy2DAsync(*scratch, row, d, s, row, m->rows,
+		e = cudaMemcpy2DAsync(*scratch, pitch, d, s, row, m->rows,
 				      cudaMemcpyDeviceToDevice, cd->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cuda-mx-sm90: aligned copy");
 	*data = (const uint8_t *)*scratch;
-	*stride = row;
+	*stride = pitch;
 	return 0;
 }
 

@@ -48,8 +48,7 @@ if has test; then
 	cat "$build"/test-logs/test_cuda_*.log >"$out/tests.log" 2>&1
 	# The generic library tests that take a device, on the GPU.
 	log "library tests on cuda:0"
-	for t in test_special test_native_bound test_nvfp4 test_colwise \
-		 test_weight_only \
+	for t in test_special test_native_bound test_nvfp4 test_nvfp4_native test_colwise \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
 		 test_api_gemm_validation test_api_quantize_validation \
 		 test_gemm_exact test_weight_only; do
@@ -83,6 +82,11 @@ if has sanitize; then
 			>"$out/$tool-weight-only.log" 2>&1
 		echo "exit $?" >>"$out/$tool-weight-only.log"
 		tail -4 "$out/$tool-weight-only.log" | tee -a "$sum"
+		# the NVFP4 paths (decode and bf16-ss), one case a shape
+		MXACCEL_TEST_QUICK=1 MXACCEL_TEST_DEVICE=cuda:0 timeout 300 "$cs" --tool "$tool" \
+			"$build"/tests/test_nvfp4_native >"$out/$tool-nvfp4.log" 2>&1
+		echo "exit $?" >>"$out/$tool-nvfp4.log"
+		tail -4 "$out/$tool-nvfp4.log" | tee -a "$sum"
 	done
 	log "compute-sanitizer memcheck: the exact GEMMs"
 	MXACCEL_TEST_QUICK=1 timeout 300 "$cs" --tool memcheck \

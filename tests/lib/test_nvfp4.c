@@ -671,13 +671,15 @@ static bool nvfp4_supported(struct mxa_device *dev)
 
 	/*
 	 * GEMM: the exact kernel where the device has one for UE4M3 (the
-	 * cpu's; test_nvfp4_gemm checks its results), else a refusal that
-	 * says why.  No device has a native NVFP4 GEMM yet.
+	 * cpu's; test_nvfp4_gemm checks its results), a native one (cuda's
+	 * cuda-mx-sm90-bf16-ss; test_nvfp4_native checks it against its
+	 * bound), else a refusal that says why.
 	 */
 	CHECK_RET(mxa_query(dev, &gd, MXA_PREF_AUTO, &cap), 0);
 	CHECK(cap.support == MXA_SUPPORT_EMULATED ||
+	      cap.support == MXA_SUPPORT_NATIVE ||
 	      (cap.support == MXA_SUPPORT_NONE && strstr(cap.reason, "E8M0")),
-	      "NVFP4 gemm: support %d (%s): want emulated or refused",
+	      "NVFP4 gemm: support %d (%s): want emulated, native or refused",
 	      cap.support, cap.reason);
 	CHECK_RET(mxa_device_info(dev, &info), 0);
 	CHECK(strcmp(info.backend, "cpu") ||
