@@ -252,11 +252,13 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-decode",
-		.summary = "decode GEMM (M <= 8): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|)",
+		.summary = "decode GEMM (M <= 8): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|; NVFP4 (K+3)*2^-24)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,
 		.rank = 20,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = decode_reject,
 		.run = cpu_gemm_decode,
 	},

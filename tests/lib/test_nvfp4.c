@@ -758,7 +758,7 @@ static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
 	c = (struct mxa_dense){ .buf = buffer(dev, mn * es), .dtype = dt,
 				.rows = m, .cols = n };
 	CHECK_RET(mxa_plan(dev, &d, MXA_PREF_NATIVE, &plan), 0);
-	CHECK(!strcmp(plan.kernel, "cpu-blocked") &&
+	CHECK(!strcmp(plan.kernel, m <= 8 ? "cpu-decode" : "cpu-blocked") &&
 	      plan.support == MXA_SUPPORT_NATIVE,
 	      "%s: NATIVE %s x %s %ux%ux%u plans %s (%s)", isa,
 	      nva ? "nvfp4" : test_elem(ea)->name,
@@ -1005,8 +1005,8 @@ static bool nvfp4_supported(struct mxa_device *dev)
 	CHECK_RET(mxa_device_info(dev, &info), 0);
 	CHECK(strcmp(info.backend, "cpu") ||
 	      (cap.support == MXA_SUPPORT_NATIVE &&
-	       !strcmp(cap.kernel, "cpu-blocked")),
-	      "NVFP4 gemm on cpu: support %d %s (%s), want native cpu-blocked",
+	       !strcmp(cap.kernel, "cpu-decode")),
+	      "NVFP4 gemm on cpu (M = 4): support %d %s (%s), want native cpu-decode",
 	      cap.support, cap.kernel, cap.reason);
 	printf("NVFP4 gemm on this device: %s (%s)\n",
 	       mxa_support_name(cap.support), cap.reason);
