@@ -426,6 +426,7 @@ static void test_semantics(struct mxa_device *dev)
 	static const int32_t m_ends[] = { 0, 3, 3, 133, 140, 140 };
 	static const int32_t k_ends[] = { 64, 64, 96, 224, 224 };
 	static const int32_t one[] = { 37 };
+	static const int32_t k16_ends[] = { 16, 16, 80, 208, 224 };
 	static const struct config configs[] = {
 		{ "2d3d e4m3 x e4m3 plain f32", MXA_GROUP_2D_3D, MXA_ELEM_E4M3,
 		  MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
@@ -462,8 +463,10 @@ static void test_semantics(struct mxa_device *dev)
 	}
 	/* A single group is the dense GEMM. */
 	run_config(dev, &configs[1], one, 1);
+	/* NVFP4 x NVFP4 K groups on NVFP4's blocks of 16 (odd ones too). */
+	run_config(dev, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	printf("%u configurations: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 1);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 2);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
