@@ -896,6 +896,21 @@ static void test_native(struct mxa_device *dflt)
 		}
 		unsetenv("MXACCEL_CPU_ISA");
 	}
+	/*
+	 * Panels striped in M, N and K (a 4 KiB pack budget), where each
+	 * stripe packs from its own first block of K.
+	 */
+	setenv("MXACCEL_CPU_PACK_BUDGET", "4096", 1);
+	if (!mxa_device_open("cpu", &dev)) {
+		native_case(dev, "striped", 40, 70, 288, true, true, false);
+		native_case(dev, "striped", 17, 40, 2080, true, false, false);
+		native_case(dev, "striped", 33, 9, 1056, false, true, true);
+		native_case(dev, "striped", 20, 30, 1072, true, true, false);
+		mxa_device_close(dev);
+	} else {
+		CHECK(0, "MXACCEL_CPU_PACK_BUDGET=4096: no cpu device");
+	}
+	unsetenv("MXACCEL_CPU_PACK_BUDGET");
 	printf("NATIVE NVFP4 / mixed gemm: %u ISA levels, %u cases, %u results (%u special) within (K + 3) * 2^-24 * sum|a*b|; worst error / bound: fp32 %.3g, bf16 %.3g\n",
 	       n, native_cases, native_checked, native_special,
 	       native_worst[0], native_worst[1]);
