@@ -76,9 +76,10 @@ static const struct cpu_isa isa_amx = {
 	/*
 	 * The tile packer (kernels/amx/amx_pack.c) folds E8M0 exponents
 	 * only; NVFP4 operands take the generic packer's folded bf16
-	 * panels and the level below's vdpbf16ps kernel.
+	 * panels and the FMA kernel, the faster of the two AVX-512 ones on
+	 * Intel's cores (bf16dot_is_slow() below), the only ones with AMX.
 	 */
-	.uk_ue4m3 = &cpu_uk_avx512_bf16dot,
+	.uk_ue4m3 = &cpu_uk_avx512_fma,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
