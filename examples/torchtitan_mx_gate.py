@@ -95,8 +95,11 @@ def main():
           f"error vs bf16 {rel:.4f} (libmxaccel {mxaccel.library_version()},"
           f" torch {torch.__version__})")
     # MXFP8 (e4m3, 3 mantissa bits) on both operands of two layers: a few
-    # percent; anything above 10 % means the numbers are wrong.
-    return 0 if rel < 0.10 else 2
+    # percent; anything above 10 % means the numbers are wrong.  e2m1
+    # (MXFP4, NVFP4: 1 mantissa bit) gives 20-26 % here, exact kernel or
+    # native alike: above 35 % is wrong.
+    limit = 0.35 if "fp4" in args.recipe else 0.10
+    return 0 if rel < limit else 2
 
 
 if __name__ == "__main__":

@@ -219,11 +219,13 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-blocked",
-		.summary = "blocked GEMM, bf16-dot or int8-dot microkernels of the device's ISA, fp32 sums per block (error <= K*2^-24*sum|a*b|)",
+		.summary = "blocked GEMM, bf16-dot or int8-dot microkernels of the device's ISA, fp32 sums per block (error <= K*2^-24*sum|a*b|; NVFP4: block scales folded into bf16 panels, (K+3)*2^-24)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_gemm_blocked,
 	},
 	{
@@ -239,20 +241,24 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-grouped-blocked",
-		.summary = "grouped GEMM, each group through cpu-blocked (error <= K*2^-24*sum|a*b| per group)",
+		.summary = "grouped GEMM, each group through cpu-blocked (error <= K*2^-24*sum|a*b| per group; NVFP4 (K+3)*2^-24)",
 		.op = MXA_OP_GEMM_GROUPED,
 		.native = true,
 		.exact = false,
 		.rank = 10,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.run = cpu_gemm_grouped_blocked,
 	},
 	{
 		.name = "cpu-decode",
-		.summary = "decode GEMM (M <= 8): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|)",
+		.summary = "decode GEMM (M <= 8): B's codes and scales streamed once and decoded in registers, A in fp32, fp32 FMA sums (error <= K*2^-24*sum|a*b|; NVFP4 (K+3)*2^-24)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,
 		.rank = 20,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = decode_reject,
 		.run = cpu_gemm_decode,
 	},

@@ -25,6 +25,11 @@
  * in double; an MX A with such scales sends the whole call to the blocked
  * kernel (cpu_gemm.c), whose per-block scaling keeps them in range.
  *
+ * An NVFP4 A (e2m1 times UE4M3: exact fp32, and bf16, normals in 2^-10 ..
+ * 2688) is always in range; its tensor scale, like B's, multiplies the
+ * sums at the store (the product of the two in double, one rounding of
+ * the result to fp32).
+ *
  * A weight-only call with a bf16 A on a CPU with AVX512_BF16 runs the
  * bf16-dot row kernel (twice the products per instruction of fp32 FMA)
  * where that is exact: A without bf16 subnormals, and B rows whose values
@@ -69,7 +74,7 @@ struct decode {
 	size_t lda;
 	uint8_t scale_limit;		/* larger E8M0 scales: portable path */
 	uint8_t scale_bf16;		/* smaller E8M0 scales: not bf16 */
-	float tensor_scale;		/* 0: none */
+	double tensor_scale;		/* A's times B's (NVFP4); 0: none */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
@@ -180,13 +185,18 @@ static bool bf16_row(const float *row, uint16_t *out, uint32_t k)
 	return normal;
 }
 
-/* Whether an MX A's values are all in fp32's range (NaN scales aside). */
+/*
+ * Whether an MX A's values are all in fp32's range (NaN scales aside);
+ * NVFP4 values always are.
+ */
 static bool a_in_range(const struct mxa_matrix *a)
 {
 	uint8_t limit = (uint8_t)(254 - mxcore_format(
 				(enum mxcore_elem)a->elem)->emax);
 	uint32_t i, blk;
 
+	if (a->scale_type == MXA_SCALE_UE4M3)
+		return true;
 	for (i = 0; i < a->rows; i++) {
 		for (blk = 0; blk < a->cols / 32; blk++) {
 			uint8_t s = cpu_scales(a)[mxa__scale_index(a, i, blk)];
@@ -232,16 +242,22 @@ static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
 					       a->data_offset +
 					       (size_t)(i0 + i) *
 					       mxa__data_stride(a);
+			bool nv = a->scale_type == MXA_SCALE_UE4M3;
+			uint32_t bs = mxa__block(a);
 
-			for (k = 0; k < g->k; k += 32) {
+			/* NVFP4: code * block scale (exact); tensor scale: store */
+			for (k = 0; k < g->k; k += bs) {
 				uint8_t s = cpu_scales(a)[mxa__scale_index(
-						a, i0 + i, k / 32)];
+						a, i0 + i, k / bs)];
 				uint32_t j, bits;
 
-				for (j = k; j < k + 32; j++) {
-					bits = mxcore_dequantize(ea,
-						mxcore_get_code(ea, codes, j),
-						s, MXCORE_F32);
+				for (j = k; j < k + bs; j++) {
+					uint8_t c = mxcore_get_code(ea, codes, j);
+
+					bits = nv ? mxcore_nvfp4_dequantize(c, s, 0,
+									    MXCORE_F32) :
+					       mxcore_dequantize(ea, c, s,
+								 MXCORE_F32);
 					memcpy(&tmp[j], &bits, 4);
 				}
 			}
@@ -306,7 +322,7 @@ static void store_cols(const struct decode *g, uint32_t j0, uint32_t nj,
 			float v = part[i * DEC_JB + j];
 
 			if (g->tensor_scale != 0)
-				v *= g->tensor_scale;
+				v = (float)((double)v * g->tensor_scale);
 			if (bf16) {
 				uint16_t h;
 				uint32_t w;
@@ -542,6 +558,27 @@ static void fill_table(struct decode *g)
 	}
 }
 
+/*
+ * The product of the NVFP4 operands' tensor scales (exact in double: two
+ * 24-bit significands), or 0 when neither has one.
+ */
+static double tensor_scales(const struct mxa_job *job)
+{
+	double t = 1.0;
+	bool any = false;
+
+	if (job->op == MXA_OP_GEMM && job->a.scale_type == MXA_SCALE_UE4M3 &&
+	    job->a.tensor_scale != 0) {
+		t *= job->a.tensor_scale;
+		any = true;
+	}
+	if (job->b.scale_type == MXA_SCALE_UE4M3 && job->b.tensor_scale != 0) {
+		t *= job->b.tensor_scale;
+		any = true;
+	}
+	return any ? t : 0;
+}
+
 static int run_decode(struct mxa_device *dev, struct decode *g)
 {
 	struct cpu_device *cd = cpu_dev(dev);
@@ -607,7 +644,7 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 	if (job->op == MXA_OP_GEMM_WEIGHT_ONLY &&
 	    job->a_dense.dtype == MXA_DTYPE_BF16)
 		g->kernel_bf16 = cd->isa->decode_bf16;
-	g->tensor_scale = g->args.ue4m3 ? b->tensor_scale : 0;
+	g->tensor_scale = tensor_scales(job);
 	g->args.table = g->table;
 	fill_table(g);
 	ret = run_decode(dev, g);

@@ -25,6 +25,13 @@
  * runs the microkernel over all of A and K at once, and stores its
  * columns, so B's MX bytes are read from memory once per call.  The
  * kernel calls, and so the results, are the same as on the other path.
+ *
+ * NVFP4 operands (UE4M3 scales per 16, either or both sides) run on bf16
+ * panels with their block scales folded into the elements by the packer
+ * (cpu_pack.h); each tensor scale's exponent rides in the panel's block
+ * exponents, so block sums are scaled into the result's range as MX ones
+ * are, and the store multiplies by the two significands (one product in
+ * double, then rounded to fp32).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +45,11 @@ struct gemm {
 	const struct cpu_ukernel *uk;
 	unsigned int words_pb;		/* panel words per row per block */
 	unsigned int mw_a;		/* meta floats per row per block of A */
-	uint32_t kblocks;		/* K / 32 */
+	uint32_t kblocks;		/* K / 32, rounded up (NVFP4) */
 	uint32_t ms, ns, kbs;		/* stripe sizes: rows, rows, blocks */
 	bool k_split;			/* more than one K stripe */
 	bool stream_b;			/* small M: B panels packed per task */
+	double tscale;			/* tensor scales' significands, or 1 */
 
 	/* The stripe being computed. */
 	uint32_t i0, j0, kb0, mcur, ncur, kbcur;
@@ -232,11 +240,29 @@ static uint16_t f32_to_bf16(float f)
 }
 
 /* Rows of C may sit at any multiple of the element size: memcpy access. */
+/* acc times the tensor scales' significands (NVFP4), rounded to fp32. */
+static float tensor_scaled(float acc, double tscale)
+{
+	return (float)((double)acc * tscale);
+}
+
 static void store_row_f32(uint8_t *out, const float *acc, uint32_t nc,
-			  bool accumulate)
+			  bool accumulate, double tscale)
 {
 	uint32_t j;
 
+	if (tscale != 1.0) {
+		for (j = 0; j < nc; j++) {
+			float v = tensor_scaled(acc[j], tscale), cin;
+
+			if (accumulate) {
+				memcpy(&cin, out + 4 * (size_t)j, 4);
+				v += cin;
+			}
+			memcpy(out + 4 * (size_t)j, &v, 4);
+		}
+		return;
+	}
 	if (!accumulate) {
 		memcpy(out, acc, (size_t)nc * 4);
 		return;
@@ -251,12 +277,13 @@ static void store_row_f32(uint8_t *out, const float *acc, uint32_t nc,
 }
 
 static void store_row_bf16(uint8_t *out, const float *acc, uint32_t nc,
-			   bool accumulate)
+			   bool accumulate, double tscale)
 {
 	uint32_t j;
 
 	for (j = 0; j < nc; j++) {
-		float v = acc[j];
+		float v = tscale != 1.0 ? tensor_scaled(acc[j], tscale) :
+			  acc[j];
 		uint16_t h;
 
 		if (accumulate) {
@@ -274,8 +301,8 @@ static void store_row_bf16(uint8_t *out, const float *acc, uint32_t nc,
 }
 
 /*
- * Rows [i0, i0 + mc) x columns [j0, j0 + nc) of C from acc: C_in added in
- * fp32, then rounded to bf16 if C is bf16; NaN where a row of A or of B
+ * Rows [i0, i0 + mc) x columns [j0, j0 + nc) of C from acc: times the
+ * tensor scales' significands (NVFP4), C_in added in fp32, then rounded to bf16 if C is bf16; NaN where a row of A or of B
  * met a NaN scale.
  */
 static void store_tile(const struct gemm *g, uint32_t i0, uint32_t j0,
@@ -297,9 +324,11 @@ static void store_tile(const struct gemm *g, uint32_t i0, uint32_t j0,
 			continue;
 		}
 		if (bf16)
-			store_row_bf16(row, acc + i * ld, nc, accumulate);
+			store_row_bf16(row, acc + i * ld, nc, accumulate,
+				       g->tscale);
 		else
-			store_row_f32(row, acc + i * ld, nc, accumulate);
+			store_row_f32(row, acc + i * ld, nc, accumulate,
+				      g->tscale);
 		if (!nan_cols)
 			continue;
 		for (j = 0; j < nc; j++)
@@ -424,11 +453,16 @@ int cpu_gemm_blocked(struct mxa_device *dev, const struct mxa_job *job)
 	struct gemm g = {
 		.job = job,
 		.uk = cpu_isa_ukernel(cd->isa, (enum mxcore_elem)job->a.elem,
-				      (enum mxcore_elem)job->b.elem),
-		.kblocks = job->a.cols / MXCORE_BLOCK,
+				      job->a.scale_type == MXA_SCALE_UE4M3,
+				      (enum mxcore_elem)job->b.elem,
+				      job->b.scale_type == MXA_SCALE_UE4M3),
+		.kblocks = (job->a.cols + MXCORE_BLOCK - 1) / MXCORE_BLOCK,
 	};
 	uint32_t m = job->a.rows, n = job->b.rows;
-	int ret;
+	int ret, ea, eb;
+
+	g.tscale = cpu_pack_tensor_scale(&job->a, &ea) *
+		   cpu_pack_tensor_scale(&job->b, &eb);
 
 	g.words_pb = CPU_PANEL_WORDS(g.uk->panel);
 	g.mw_a = cpu_meta_per_row(g.uk->panel, false);

@@ -26,6 +26,7 @@ static const struct cpu_isa isa_ref = {
 	.name = "ref",
 	.uk_bf16 = &cpu_uk_ref_bf16,
 	.uk_i8 = &cpu_uk_ref_i8,
+	.uk_ue4m3 = &cpu_uk_ref_bf16,
 	.quant = &cpu_quant_ref,
 	.decode = cpu_decode_rows_ref,
 };
@@ -36,6 +37,7 @@ static const struct cpu_isa isa_avx2 = {
 	.name = "avx2",
 	.uk_bf16 = &cpu_uk_avx2_bf16,
 	.uk_i8 = &cpu_uk_avx2_i8,
+	.uk_ue4m3 = &cpu_uk_avx2_bf16,
 	.quant = &cpu_quant_avx2,
 	.decode = cpu_decode_rows_ref,
 };
@@ -45,6 +47,7 @@ static const struct cpu_isa isa_avx512vnni = {
 	.name = "avx512vnni",
 	.uk_bf16 = &cpu_uk_avx512_fma,
 	.uk_i8 = &cpu_uk_avx512_vnni,
+	.uk_ue4m3 = &cpu_uk_avx512_fma,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 };
@@ -54,6 +57,7 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.name = "avx512bf16",
 	.uk_bf16 = &cpu_uk_avx512_bf16dot,
 	.uk_i8 = &cpu_uk_avx512_vnni,
+	.uk_ue4m3 = &cpu_uk_avx512_bf16dot,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
@@ -69,6 +73,13 @@ static const struct cpu_isa isa_amx = {
 	.name = "amx",
 	.uk_bf16 = &cpu_uk_amx_bf16,
 	.uk_i8 = &cpu_uk_amx_bf16,
+	/*
+	 * The tile packer (kernels/amx/amx_pack.c) folds E8M0 exponents
+	 * only; NVFP4 operands take the generic packer's folded bf16
+	 * panels and the FMA kernel, the faster of the two AVX-512 ones on
+	 * Intel's cores (bf16dot_is_slow() below), the only ones with AMX.
+	 */
+	.uk_ue4m3 = &cpu_uk_avx512_fma,
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
@@ -285,11 +296,13 @@ int cpu_isa_select(const struct cpu_isa **out, bool *forced)
 }
 
 const struct cpu_ukernel *cpu_isa_ukernel(const struct cpu_isa *isa,
-					  enum mxcore_elem a,
-					  enum mxcore_elem b)
+					  enum mxcore_elem a, bool a_ue4m3,
+					  enum mxcore_elem b, bool b_ue4m3)
 {
 	bool a8 = a == MXCORE_E2M1 || a == MXCORE_E2M3;
 	bool b8 = b == MXCORE_E2M1 || b == MXCORE_E2M3;
 
+	if (a_ue4m3 || b_ue4m3)
+		return isa->uk_ue4m3;
 	return a8 && b8 ? isa->uk_i8 : isa->uk_bf16;
 }

@@ -28,6 +28,11 @@ struct cpu_isa {
 	const char *name;		/* the $MXACCEL_CPU_ISA spelling */
 	const struct cpu_ukernel *uk_bf16;	/* GEMM on bf16 panels */
 	const struct cpu_ukernel *uk_i8;	/* GEMM on int8 panels */
+	/*
+	 * GEMM with a UE4M3 (NVFP4) operand: bf16 panels from
+	 * cpu_pack_panel(), which folds the block scales into the elements.
+	 */
+	const struct cpu_ukernel *uk_ue4m3;
 	const struct cpu_quant *quant;
 	cpu_decode_fn *decode;		/* decode GEMM row kernel */
 	cpu_decode_fn *decode_bf16;	/* the same on bf16 A, or NULL */
@@ -50,9 +55,12 @@ int cpu_isa_select(const struct cpu_isa **out, bool *forced);
  */
 const char *cpu_isa_amx_unused(void);
 
-/* The microkernel for an element pair: int8 panels for e2m1/e2m3 only. */
+/*
+ * The microkernel for an operand pair: uk_ue4m3 when either has UE4M3
+ * scales, else int8 panels for e2m1/e2m3 pairs only.
+ */
 const struct cpu_ukernel *cpu_isa_ukernel(const struct cpu_isa *isa,
-					  enum mxcore_elem a,
-					  enum mxcore_elem b);
+					  enum mxcore_elem a, bool a_ue4m3,
+					  enum mxcore_elem b, bool b_ue4m3);
 
 #endif /* MXA_CPU_ISA_H */

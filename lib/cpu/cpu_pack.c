@@ -2,7 +2,8 @@
 /*
  * MX element codes to microkernel panels through tables built once: bf16
  * values (exact for every element type) and, for e2m1 and e2m3, the
- * integers k of value k * 2^k_exp as bytes.
+ * integers k of value k * 2^k_exp as bytes; for NVFP4, the bf16 value of
+ * every e2m1 code times every UE4M3 scale.
  */
 #include <math.h>
 #include <pthread.h>
@@ -16,6 +17,14 @@ static int8_t k_of[MXCORE_ELEM_LAST + 1][256];
 static uint32_t fp4_bf16[256];
 static uint16_t fp4_k[2][256];
 static int8_t fp4_ksum[256];
+/*
+ * NVFP4: the bf16 bits of e2m1 code c times UE4M3 scale s, [s][c].  The
+ * product has at most 6 significant bits (e2m1's odd part 1 or 3 times
+ * a 4-bit significand) and lies in 2^-10 .. 2688 in magnitude: an exact
+ * bf16 normal, or zero.  NaN scales (0x7f, 0xff) give 0; the framework
+ * writes NaN to their rows.
+ */
+static uint16_t fold_of[256][16];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void build_tables(void)
@@ -53,6 +62,34 @@ static void build_tables(void)
 			      (uint16_t)((uint8_t)(k[hi] + CPU_I8_OFFSET) << 8);
 		fp4_ksum[c] = (int8_t)(k[lo] + k[hi]);
 	}
+	for (c = 0; c < 256; c++) {
+		uint32_t sbits = mxcore_e4m3_to_f32((uint8_t)c), x;
+		float sv;
+
+		if ((c & 0x7f) == 0x7f)
+			continue;	/* NaN scale: zeros */
+		memcpy(&sv, &sbits, 4);
+		for (x = 0; x < 16; x++) {
+			uint32_t vbits = (uint32_t)bf16_of[MXCORE_E2M1][x] << 16;
+			float v;
+
+			memcpy(&v, &vbits, 4);
+			v *= sv;
+			memcpy(&vbits, &v, 4);
+			fold_of[c][x] = (uint16_t)(vbits >> 16);
+		}
+	}
+}
+
+double cpu_pack_tensor_scale(const struct mxa_matrix *m, int *exp)
+{
+	float t = m->scale_type == MXA_SCALE_UE4M3 ? m->tensor_scale : 0.0f;
+
+	*exp = 0;
+	if (t == 0.0f)
+		return 1.0;
+	*exp = ilogbf(t);
+	return ldexp((double)t, -*exp);
 }
 
 const uint16_t *cpu_pack_bf16_values(enum mxcore_elem elem)
@@ -131,6 +168,55 @@ static int pack_i8_block(enum mxcore_elem elem, const uint8_t *codes,
 	return sum;
 }
 
+/* UE4M3 rows to bf16 panels, scales folded (cpu_pack.h). */
+static void pack_ue4m3(const struct mxa_matrix *m, uint32_t row0,
+		       unsigned int w, uint32_t kb0, unsigned int kblocks,
+		       uint32_t *words, float *meta, uint8_t *nan_rows)
+{
+	uint32_t nb = m->cols / MXCORE_NVFP4_BLOCK;
+	unsigned int r, kb, h, p;
+	int texp;
+
+	cpu_pack_tensor_scale(m, &texp);
+	for (r = 0; r < w; r++) {
+		uint32_t row = row0 + r;
+		const uint8_t *data;
+
+		if (row >= m->rows) {
+			pack_pad_row(CPU_PANEL_BF16, r, w, kblocks, 1, words,
+				     meta);
+			continue;
+		}
+		data = cpu_data(m) + (size_t)row * mxa__data_stride(m);
+		for (kb = 0; kb < kblocks; kb++) {
+			uint32_t *out = words + (size_t)kb * 16 * w + r;
+
+			/* Half h: K 16h .. 16h + 15, words 8h .. 8h + 7. */
+			for (h = 0; h < 2; h++) {
+				uint32_t blk = 2 * (kb0 + kb) + h;
+				const uint8_t *codes = data + (size_t)blk * 8;
+				const uint16_t *tab;
+				uint8_t s;
+
+				if (blk >= nb) {
+					for (p = 0; p < 8; p++)
+						out[(8 * h + p) * w] = 0;
+					continue;
+				}
+				s = cpu_scales(m)[mxa__scale_index(m, row, blk)];
+				if ((s & 0x7f) == 0x7f)
+					nan_rows[r] = 1;
+				tab = fold_of[s];
+				for (p = 0; p < 8; p++)
+					out[(8 * h + p) * w] =
+						tab[codes[p] & 0xf] |
+						(uint32_t)tab[codes[p] >> 4] << 16;
+			}
+			meta[(size_t)kb * w + r] = (float)texp;
+		}
+	}
+}
+
 void cpu_pack_panel(const struct mxa_matrix *m, enum cpu_panel fmt,
 		    bool b_side, uint32_t row0, unsigned int w, uint32_t kb0,
 		    unsigned int kblocks, uint32_t *words, float *meta,
@@ -144,6 +230,10 @@ void cpu_pack_panel(const struct mxa_matrix *m, enum cpu_panel fmt,
 	unsigned int r, kb;
 
 	pthread_once(&tables_once, build_tables);
+	if (m->scale_type == MXA_SCALE_UE4M3) {
+		pack_ue4m3(m, row0, w, kb0, kblocks, words, meta, nan_rows);
+		return;
+	}
 	for (r = 0; r < w; r++) {
 		uint32_t row = row0 + r;
 		const uint8_t *data;

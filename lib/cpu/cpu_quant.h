@@ -10,8 +10,33 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mxcore_geom.h"
+
+/*
+ * The n values of one block at element index `at` of a source row (fp32,
+ * or bf16 when bf16) as fp32 bits in x: bf16 widened exactly (<< 16), as
+ * torchao widens it before quantizing.  Shared by the scalar MX and
+ * NVFP4 rows (kernels/ref), which hand x to the core.
+ */
+static inline void cpu_quant_gather(const void *src, bool bf16, size_t at,
+				    unsigned int n, uint32_t *x)
+{
+	const uint8_t *in = (const uint8_t *)src;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (bf16) {
+			uint16_t h;
+
+			memcpy(&h, in + 2 * (at + i), 2);
+			x[i] = (uint32_t)h << 16;
+		} else {
+			memcpy(&x[i], in + 4 * (at + i), 4);
+		}
+	}
+}
 
 struct cpu_quant {
 	const char *name;

@@ -19,7 +19,11 @@
  *   CPU_PANEL_BF16  two bf16 element values (K = 2p low, 2p + 1 high):
  *                   per block 16 x W words, word (p, r) at [p * W + r].
  *                   Every MX element value is exact in bf16, and the
- *                   product of two is exact in fp32.
+ *                   product of two is exact in fp32.  NVFP4 rows carry
+ *                   each e2m1 value times its UE4M3 block scale (exact
+ *                   bf16 normals of at most 6 significant bits; two
+ *                   blocks of 16 per block of 32), so their products
+ *                   are exact too (cpu_pack.h).
  *   CPU_PANEL_I8    four int8 (K = 4q .. 4q + 3, lowest byte first): per
  *                   block 8 x W words, word (q, r) at [q * W + r].  Only
  *                   e2m1 and e2m3, whose values are k * 2^-1 and k * 2^-3
@@ -52,9 +56,10 @@
  *
  * Meta (floats, per block): ea holds MR exponents, followed for
  * CPU_PANEL_I8 by MR corrections; eb holds NR exponents.  An exponent is
- * the block's E8M0 scale minus 127 (plus the k exponent for CPU_PANEL_I8);
- * NaN scales are packed as 0 and the framework sets the affected rows and
- * columns of C to NaN.  Rows past the matrix edge are packed as zeros with
+ * the block's E8M0 scale minus 127 (plus the k exponent for CPU_PANEL_I8;
+ * for NVFP4 rows, the exponent of the operand's tensor scale, or 0);
+ * NaN scales are packed as 0 (UE4M3 ones as zero elements) and the
+ * framework sets the affected rows and columns of C to NaN.  Rows past the matrix edge are packed as zeros with
  * exponent 0, so a kernel never handles edges.  Element Inf and NaN codes
  * (e4m3, e5m2) reach the kernel as bf16 Inf and NaN and follow IEEE
  * arithmetic: Inf * 0 is NaN, Inf + -Inf is NaN.

@@ -12,8 +12,11 @@
  *   of that group's rows / K columns copied into operands of their own
  *   (plain scales), so the per-group layouts are checked independently of
  *   the library's walk.  An empty K group gives 0 (C_in, rounded).
- * - NATIVE (E8M0 only): within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus
- *   half an ulp of the exact result, per element; NVFP4 is refused.
+ * - NATIVE: within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus half an
+ *   ulp of the exact result, per element; (K_g + 4) * 2^-24 when an
+ *   operand is NVFP4 (Documentation/numerics.rst).  A device whose
+ *   mxa_query() has no NATIVE grouped kernel for the scale types must
+ *   refuse with -EOPNOTSUPP.
  * - Every malformed request fails with its errno and writes nothing.
  */
 #include <errno.h>
@@ -218,13 +221,16 @@ static struct mxa_matrix grouped_operand(struct mxa_device *dev,
 	return m;
 }
 
-/* fp32 bits of a finite value's magnitude sum, for the native bound. */
+/* Element (r, k)'s value (code * block scale [* tensor scale]). */
 static double value(const struct host_op *h, uint32_t r, uint32_t k)
 {
 	double v = test_elem_value(h->elem, h->code[(size_t)r * h->cols + k]);
+	uint8_t s = h->scale[(size_t)r * (h->cols / h->block) + k / h->block];
 
-	return v * test_scale_value(h->scale[(size_t)r * (h->cols / 32) +
-					     k / 32]);
+	if (h->st != MXA_SCALE_UE4M3)
+		return v * test_scale_value(s);
+	v *= test_elem_value(MXA_ELEM_E4M3, s);
+	return h->tensor_scale != 0 ? v * h->tensor_scale : v;
 }
 
 struct config {
@@ -271,7 +277,8 @@ static void check_native(const struct config *cf, const struct host_op *ha,
 			for (kk = 0; kk < kg; kk++)
 				s += fabs(value(ha, ar, k0 + kk) *
 					  value(hb, br, k0 + kk));
-			s = (kg + 1) * 0x1p-24 * (s + cv) +
+			s = (kg + (cf->nva || cf->nvb ? 4 : 1)) * 0x1p-24 *
+			    (s + cv) +
 			    fabs(x) * (es == 2 ? 0x1p-8 : 0x1p-24) + 0x1p-149;
 			CHECK(fabs(v - x) <= s,
 			      "%s: NATIVE group %u C[%u][%u] = %g, exact %g, bound %g",
@@ -324,14 +331,20 @@ static void run_config(struct mxa_device *dev, const struct config *cf,
 
 	for (pass = 0; pass < 2; pass++) {
 		enum mxa_pref pref = pass ? MXA_PREF_NATIVE : MXA_PREF_EMULATED;
-		bool native_ok = !cf->nva && !cf->nvb;
+		struct mxa_op_desc d = {
+			.op = MXA_OP_GEMM_GROUPED, .a_elem = ha.elem,
+			.b_elem = hb.elem, .a_scale_type = ha.st,
+			.b_scale_type = hb.st, .dtype = cf->dtype, .m = m,
+			.n = n, .k = k, .flags = flags,
+		};
+		bool native_ok = test_supports(dev, &d, MXA_PREF_NATIVE);
 		int ret;
 
 		memcpy(host_of(c.buf), cin, cbytes);
 		ret = mxa_gemm_grouped(dev, &a, &b, &c, &gr, flags, pref);
 		if (pass && !native_ok) {
 			CHECK(ret == -EOPNOTSUPP,
-			      "%s: NATIVE with NVFP4 returned %d, want -EOPNOTSUPP",
+			      "%s: NATIVE, which mxa_query() refuses, returned %d, want -EOPNOTSUPP",
 			      cf->name, ret);
 			break;
 		}
@@ -413,6 +426,7 @@ static void test_semantics(struct mxa_device *dev)
 	static const int32_t m_ends[] = { 0, 3, 3, 133, 140, 140 };
 	static const int32_t k_ends[] = { 64, 64, 96, 224, 224 };
 	static const int32_t one[] = { 37 };
+	static const int32_t k16_ends[] = { 16, 16, 80, 208, 224 };
 	static const struct config configs[] = {
 		{ "2d3d e4m3 x e4m3 plain f32", MXA_GROUP_2D_3D, MXA_ELEM_E4M3,
 		  MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
@@ -449,8 +463,10 @@ static void test_semantics(struct mxa_device *dev)
 	}
 	/* A single group is the dense GEMM. */
 	run_config(dev, &configs[1], one, 1);
+	/* NVFP4 x NVFP4 K groups on NVFP4's blocks of 16 (odd ones too). */
+	run_config(dev, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	printf("%u configurations: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 1);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 2);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
@@ -665,11 +681,15 @@ static void test_query(struct mxa_device *dev)
 	d.a_elem = d.b_elem = MXA_ELEM_E2M1;
 	d.a_scale_type = d.b_scale_type = MXA_SCALE_UE4M3;
 	CHECK_RET(mxa_query(dev, &d, MXA_PREF_NATIVE, &cap), 0);
-	CHECK(cap.support == MXA_SUPPORT_NONE, "NATIVE NVFP4 grouped: %d (%s)",
-	      cap.support, cap.reason);
+	CHECK(cap.support == MXA_SUPPORT_NATIVE &&
+	      !strcmp(cap.kernel, "cpu-grouped-blocked"),
+	      "NATIVE NVFP4 grouped: %d %s (%s)", cap.support, cap.kernel,
+	      cap.reason);
 	CHECK_RET(mxa_query(dev, &d, MXA_PREF_AUTO, &cap), 0);
-	CHECK(cap.support == MXA_SUPPORT_EMULATED,
-	      "AUTO NVFP4 grouped: %d (%s)", cap.support, cap.reason);
+	CHECK(cap.support == MXA_SUPPORT_NATIVE &&
+	      !strcmp(cap.kernel, "cpu-grouped-blocked"),
+	      "AUTO NVFP4 grouped: %d %s (%s)", cap.support, cap.kernel,
+	      cap.reason);
 }
 
 /*

@@ -15,7 +15,10 @@
  * each vector level compared bit for bit with level ref (the core):
  * every exponent range, ties, NaN, Inf, zeros, subnormals, tensor scales
  * down to the subnormal ones; then dequantized back (also with random
- * scale bytes), fp32 and bf16, against the core the same way.
+ * scale bytes), fp32 and bf16, against the core the same way.  Last, on
+ * the cpu device, NATIVE NVFP4 x NVFP4 and mixed NVFP4 / MX GEMMs
+ * (cpu-blocked, cpu-decode) against the exact reference within their
+ * stated bound, on every ISA level (test_native).
  *
  * Runs on $MXACCEL_TEST_DEVICE (default cpu).  A device whose kernels
  * take no UE4M3 scales (today: the PCI device's accel engine) must say
@@ -23,6 +26,7 @@
  * tested.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,6 +572,350 @@ static void test_levels(void)
 	       n, random_blocks);
 }
 
+/* --- NATIVE NVFP4 and mixed GEMM against the exact reference ----------- */
+
+/*
+ * A host operand: NVFP4 (e2m1, UE4M3 per 16, tensor scale) or MX (E8M0
+ * per 32), one code per element and plain scales.
+ */
+struct gop {
+	bool nv;
+	enum mxa_elem elem;
+	uint32_t rows, cols, bs;
+	float ts;			/* NVFP4: 0 = single level */
+	uint8_t *code, *scale;
+};
+
+/* A tensor scale: none, ordinary, tiny, subnormal or huge (not if other). */
+static float gemm_tensor_scale(bool allow_huge)
+{
+	uint32_t kind = test_rand_below(allow_huge ? 5 : 4);
+	uint32_t mant = (uint32_t)test_rand() & 0x7fffff;
+
+	switch (kind) {
+	case 0:
+		return 0;
+	case 1:
+		return test_f32(f32_of(0, 119 + test_rand_below(17), mant));
+	case 2:
+		return test_f32(f32_of(0, 27 + test_rand_below(40), mant));
+	case 3:
+		return test_f32(f32_of(0, 0, mant | 1));
+	}
+	/* 2^60 .. 2^75: even times the largest MX values, no sum overflows. */
+	return test_f32(f32_of(0, 187 + test_rand_below(16), mant));
+}
+
+static void gop_init(struct gop *o, bool nv, enum mxa_elem elem,
+		     uint32_t rows, uint32_t cols, float ts)
+{
+	uint32_t i, nb;
+
+	o->nv = nv;
+	o->elem = nv ? MXA_ELEM_E2M1 : elem;
+	o->rows = rows;
+	o->cols = cols;
+	o->bs = nv ? 16 : 32;
+	o->ts = nv ? ts : 0;
+	nb = rows * (cols / o->bs);
+	o->code = malloc((size_t)rows * cols);
+	o->scale = malloc(nb);
+	for (i = 0; i < rows * cols; i++)
+		o->code[i] = test_rand_code(o->elem, false);
+	for (i = 0; i < nb; i++) {
+		uint32_t r = test_rand_below(16);
+
+		if (!nv)
+			o->scale[i] = (uint8_t)(117 + test_rand_below(21));
+		else if (r == 0)	/* subnormal or zero */
+			o->scale[i] = (uint8_t)test_rand_below(8);
+		else if (r == 1)	/* negative (torch reads the sign) */
+			o->scale[i] = (uint8_t)(0x80 | (0x08 + test_rand_below(0x70)));
+		else			/* 2^-6 .. 448 */
+			o->scale[i] = (uint8_t)(0x08 + test_rand_below(0x77));
+	}
+}
+
+static void gop_free(struct gop *o)
+{
+	free(o->code);
+	free(o->scale);
+}
+
+/* Element (r, k) of o as a double: code * scale * tensor scale. */
+static double gop_value(const struct gop *o, uint32_t r, uint32_t k)
+{
+	uint8_t s = o->scale[(size_t)r * (o->cols / o->bs) + k / o->bs];
+	double v = test_elem_value(o->elem, o->code[(size_t)r * o->cols + k]);
+
+	if (!o->nv)
+		return v * test_scale_value(s);
+	v *= test_elem_value(MXA_ELEM_E4M3, s);
+	return o->ts != 0 ? v * o->ts : v;
+}
+
+/* o on dev as an mxa_matrix, plain or swizzled scales. */
+static struct mxa_matrix gop_upload(struct mxa_device *dev,
+				    const struct gop *o,
+				    enum mxa_scale_layout layout)
+{
+	uint32_t nb = o->cols / o->bs, r, b, i;
+	size_t rb = o->elem == MXA_ELEM_E2M1 ? o->cols / 2 : o->cols;
+	size_t sbytes = layout == MXA_LAYOUT_SWIZZLED ?
+			(size_t)(o->rows + 127) / 128 * 128 * ((nb + 3) / 4 * 4) :
+			(size_t)o->rows * nb;
+	uint8_t *d = calloc(rb * o->rows, 1), *sc = calloc(sbytes, 1);
+	struct mxa_matrix m = {
+		.data = buffer(dev, rb * o->rows), .scale = buffer(dev, sbytes),
+		.elem = o->elem, .scale_layout = layout, .rows = o->rows,
+		.cols = o->cols, .tensor_scale = o->ts,
+		.scale_type = o->nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+	};
+
+	for (r = 0; r < o->rows; r++) {
+		const uint8_t *c = o->code + (size_t)r * o->cols;
+
+		for (i = 0; i < o->cols; i++) {
+			if (o->elem == MXA_ELEM_E2M1)
+				d[r * rb + i / 2] |= (uint8_t)(c[i] << (i & 1 ? 4 : 0));
+			else
+				d[r * rb + i] = c[i];
+		}
+		for (b = 0; b < nb; b++)
+			sc[layout == MXA_LAYOUT_SWIZZLED ?
+			   mxa_swizzle_index(o->rows, nb, r, b) :
+			   (size_t)r * nb + b] = o->scale[(size_t)r * nb + b];
+	}
+	mxa_buffer_write(m.data, 0, d, rb * o->rows);
+	mxa_buffer_write(m.scale, 0, sc, sbytes);
+	free(d);
+	free(sc);
+	return m;
+}
+
+static unsigned int native_cases, native_checked, native_special;
+static double native_worst[2];	/* fp32, bf16: worst error / bound */
+
+/*
+ * One GEMM: A (m x k) and B (n x k), at least one NVFP4, on dev under
+ * NATIVE and EMULATED; every result within the bound of
+ * Documentation/numerics.rst (cpu-blocked, NVFP4 or mixed):
+ *   |c - c_ref| <= gamma * S + 2^-24 |c_ref| (fp32), 2^-8 (|c| + |c_ref|)
+ *   (bf16), + (n + 2) * 2^-149 (2^-133 bf16) for subnormal roundings,
+ * gamma = (K + 3) * 2^-24, (K + 4) * 2^-24 accumulating; special values
+ * exactly as the reference.
+ */
+static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
+			uint32_t n, uint32_t k, bool nva, bool nvb,
+			bool nan_scales)
+{
+	enum mxa_elem ea = test_elems[test_rand_below(5)];
+	enum mxa_elem eb = test_elems[test_rand_below(5)];
+	enum mxa_dtype dt = test_rand_below(2) ? MXA_DTYPE_BF16 : MXA_DTYPE_F32;
+	unsigned int mbits = dt == MXA_DTYPE_BF16 ? 7 : 23, bad = 0;
+	size_t es = dt == MXA_DTYPE_BF16 ? 2 : 4, mn = (size_t)m * n, i;
+	bool acc = test_rand_below(2);
+	enum mxa_scale_layout la = test_rand_below(2) ? MXA_LAYOUT_SWIZZLED :
+					MXA_LAYOUT_PLAIN;
+	enum mxa_scale_layout lb = test_rand_below(2) ? MXA_LAYOUT_SWIZZLED :
+					MXA_LAYOUT_PLAIN;
+	float ta = gemm_tensor_scale(true);
+	float tb = gemm_tensor_scale(ta < 0x1p40f);
+	double gamma = (k + 3 + (acc ? 1 : 0)) * 0x1p-24;
+	double tiny = (k + 5) * (mbits == 23 ? 0x1p-149 : 0x1p-133);
+	uint32_t *cin = malloc(mn * 4), *ref = malloc(mn * 4);
+	uint32_t *got = malloc(mn * 4);
+	uint8_t *cbuf = malloc(mn * es);
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM, .m = m, .n = n, .k = k, .dtype = dt,
+		.flags = acc ? MXA_GEMM_ACCUMULATE : 0,
+	};
+	struct mxa_matrix ma, mb;
+	struct mxa_dense c;
+	struct mxa_plan plan;
+	struct gop a, b;
+	unsigned int pass;
+
+	native_cases++;
+	gop_init(&a, nva, ea, m, k, ta);
+	gop_init(&b, nvb, eb, n, k, tb);
+	if (nan_scales) {
+		struct gop *o = test_rand_below(2) ? &a : &b;
+		size_t at = test_rand_below(o->rows * (o->cols / o->bs));
+
+		o->scale[at] = o->nv ? (test_rand_below(2) ? 0x7f : 0xff) : 0xff;
+	}
+	ma = gop_upload(dev, &a, la);
+	mb = gop_upload(dev, &b, lb);
+	d.a_elem = a.elem;
+	d.b_elem = b.elem;
+	d.a_scale_type = ma.scale_type;
+	d.b_scale_type = mb.scale_type;
+	for (i = 0; i < mn; i++) {
+		uint32_t v = test_f32_bits(test_rand_float(64.0f));
+
+		if (nan_scales && test_rand_below(32) == 0)
+			v = 0xff800000;
+		cin[i] = dt == MXA_DTYPE_BF16 ? v >> 16 : v;
+		memcpy(cbuf + i * es, &cin[i], es);
+	}
+	c = (struct mxa_dense){ .buf = buffer(dev, mn * es), .dtype = dt,
+				.rows = m, .cols = n };
+	CHECK_RET(mxa_plan(dev, &d, MXA_PREF_NATIVE, &plan), 0);
+	CHECK(!strcmp(plan.kernel, m <= 8 ? "cpu-decode" : "cpu-blocked") &&
+	      plan.support == MXA_SUPPORT_NATIVE,
+	      "%s: NATIVE %s x %s %ux%ux%u plans %s (%s)", isa,
+	      nva ? "nvfp4" : test_elem(ea)->name,
+	      nvb ? "nvfp4" : test_elem(eb)->name, m, n, k, plan.kernel,
+	      plan.reason);
+	for (pass = 0; pass < 2; pass++) {
+		enum mxa_pref pref = pass ? MXA_PREF_NATIVE : MXA_PREF_EMULATED;
+		uint32_t *out = pass ? got : ref;
+		int ret;
+
+		mxa_buffer_write(c.buf, 0, cbuf, mn * es);
+		ret = mxa_gemm(dev, &ma, &mb, &c, d.flags, pref);
+		CHECK(ret == 0, "%s: %s gemm %ux%ux%u: %d", isa,
+		      mxa_pref_name(pref), m, n, k, ret);
+		mxa_buffer_read(c.buf, 0, cbuf, mn * es);
+		for (i = 0; i < mn; i++) {
+			out[i] = 0;
+			memcpy(&out[i], cbuf + i * es, es);
+		}
+		for (i = 0; i < mn; i++)
+			memcpy(cbuf + i * es, &cin[i], es);
+	}
+	for (i = 0; i < mn && bad < 3; i++) {
+		uint32_t r = (uint32_t)(i / n), col = (uint32_t)(i % n), kk;
+		double v = test_float_value(got[i], mbits);
+		double x = test_float_value(ref[i], mbits);
+		double sabs = 0, bound, err;
+		bool ok;
+
+		native_checked++;
+		if (test_isnan_bits(ref[i], mbits) ||
+		    test_isnan_bits(got[i], mbits) || isinf(v) || isinf(x)) {
+			native_special++;
+			ok = test_isnan_bits(ref[i], mbits) ?
+			     test_isnan_bits(got[i], mbits) : got[i] == ref[i];
+			err = bound = 0;
+		} else {
+			for (kk = 0; kk < k; kk++)
+				sabs += fabs(gop_value(&a, r, kk) *
+					     gop_value(&b, col, kk));
+			if (acc)
+				sabs += fabs(test_float_value(cin[i], mbits));
+			sabs *= 1 + 0x1p-40;
+			err = fabs(v - x);
+			bound = gamma * sabs + tiny +
+				(mbits == 23 ? 0x1p-24 * fabs(x) :
+				 0x1p-8 * (fabs(v) + fabs(x)));
+			ok = err <= bound;
+			if (bound > 0 && err / bound > native_worst[mbits == 7])
+				native_worst[mbits == 7] = err / bound;
+		}
+		if (ok)
+			continue;
+		bad++;
+		CHECK(0, "%s: NATIVE %s x %s %ux%ux%u %s%s ts %a, %a: C[%u][%u] = 0x%08x (%a), exact 0x%08x (%a), |diff| %a > bound %a (sum|ab| %a)",
+		      isa, nva ? "nvfp4" : test_elem(ea)->name,
+		      nvb ? "nvfp4" : test_elem(eb)->name, m, n, k,
+		      mbits == 7 ? "bf16" : "f32", acc ? " accumulate" : "",
+		      (double)ta, (double)tb, r, col, got[i], v, ref[i], x,
+		      err, bound, sabs);
+	}
+	gop_free(&a);
+	gop_free(&b);
+	mxa_buffer_free(ma.data);
+	mxa_buffer_free(ma.scale);
+	mxa_buffer_free(mb.data);
+	mxa_buffer_free(mb.scale);
+	mxa_buffer_free(c.buf);
+	free(cin);
+	free(ref);
+	free(got);
+	free(cbuf);
+}
+
+/*
+ * Ragged shapes, K from 16 (NVFP4 x NVFP4: odd multiples of 16 too) to
+ * 2080; NVFP4 x NVFP4, NVFP4 x MX and MX x NVFP4 each, and several cache
+ * tiles of every kernel in M, N and K (NVFP4 x NVFP4 only: the framework's
+ * tiling does not depend on the operands' types).
+ */
+static void native_cases_on(struct mxa_device *dev, const char *isa)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 1, 16 }, { 3, 17, 48 }, { 17, 3, 64 }, { 33, 65, 96 },
+		{ 7, 130, 16 }, { 1, 127, 160 }, { 127, 1, 208 },
+		{ 5, 3, 2080 }, { 65, 33, 256 }, { 98, 260, 288 },
+		{ 193, 33, 96 }, { 2, 7, 1040 },
+	};
+	unsigned int s, v;
+
+	for (s = 0; s < TEST_ARRAY_SIZE(shapes); s++) {
+		for (v = 0; v < 3; v++) {
+			uint32_t k = shapes[s][2];
+
+			/* The largest shape (most of the time) once. */
+			if (v && shapes[s][1] > 256)
+				continue;
+
+			/* Mixed pairs need K on MX's blocks of 32. */
+			if (v && k % 32)
+				k += 16;
+			native_case(dev, isa, shapes[s][0], shapes[s][1], k,
+				    v != 2, v != 1, (s + v) % 3 == 0);
+		}
+	}
+}
+
+/*
+ * NATIVE NVFP4 and mixed GEMM on the cpu: what mxa_query() says, then the
+ * cases above on every ISA level this machine runs (or the one
+ * $MXACCEL_CPU_ISA picks).
+ */
+static void test_native(struct mxa_device *dflt)
+{
+	static const char *const levels[] = { "ref", "avx2", "avx512vnni",
+					      "avx512bf16", "amx" };
+	struct mxa_device *dev;
+	unsigned int l, n = 0;
+
+	if (getenv("MXACCEL_CPU_ISA")) {
+		native_cases_on(dflt, getenv("MXACCEL_CPU_ISA"));
+		n = 1;
+	} else {
+		for (l = 0; l < TEST_ARRAY_SIZE(levels); l++) {
+			setenv("MXACCEL_CPU_ISA", levels[l], 1);
+			if (mxa_device_open("cpu", &dev))
+				continue;	/* not on this machine */
+			native_cases_on(dev, levels[l]);
+			mxa_device_close(dev);
+			n++;
+		}
+		unsetenv("MXACCEL_CPU_ISA");
+	}
+	/*
+	 * Panels striped in M, N and K (a 4 KiB pack budget), where each
+	 * stripe packs from its own first block of K.
+	 */
+	setenv("MXACCEL_CPU_PACK_BUDGET", "4096", 1);
+	if (!mxa_device_open("cpu", &dev)) {
+		native_case(dev, "striped", 40, 70, 288, true, true, false);
+		native_case(dev, "striped", 17, 40, 2080, true, false, false);
+		native_case(dev, "striped", 33, 9, 1056, false, true, true);
+		native_case(dev, "striped", 20, 30, 1072, true, true, false);
+		mxa_device_close(dev);
+	} else {
+		CHECK(0, "MXACCEL_CPU_PACK_BUDGET=4096: no cpu device");
+	}
+	unsetenv("MXACCEL_CPU_PACK_BUDGET");
+	printf("NATIVE NVFP4 / mixed gemm: %u ISA levels, %u cases, %u results (%u special) within (K + 3) * 2^-24 * sum|a*b|; worst error / bound: fp32 %.3g, bf16 %.3g\n",
+	       n, native_cases, native_checked, native_special,
+	       native_worst[0], native_worst[1]);
+}
+
 /* Every malformed NVFP4 request fails with -EINVAL before anything runs. */
 static void test_errors(struct mxa_device *dev)
 {
@@ -670,22 +1018,21 @@ static bool nvfp4_supported(struct mxa_device *dev)
 	struct mxa_capability cap;
 
 	/*
-	 * GEMM: the exact kernel where the device has one for UE4M3 (the
-	 * cpu's; test_nvfp4_gemm checks its results), a native one (cuda's
-	 * cuda-mx-sm90-bf16-ss; test_nvfp4_native checks it against its
-	 * bound), else a refusal that says why.
+	 * GEMM: a kernel where the device has one for UE4M3 (the cpu's
+	 * native cpu-blocked and cpu-decode, test_native; cuda's bf16-ss and
+	 * decode, test_nvfp4_native), else a
+	 * refusal that says why.
 	 */
 	CHECK_RET(mxa_query(dev, &gd, MXA_PREF_AUTO, &cap), 0);
-	CHECK(cap.support == MXA_SUPPORT_EMULATED ||
-	      cap.support == MXA_SUPPORT_NATIVE ||
-	      (cap.support == MXA_SUPPORT_NONE && strstr(cap.reason, "E8M0")),
-	      "NVFP4 gemm: support %d (%s): want emulated, native or refused",
+	CHECK(cap.support != MXA_SUPPORT_NONE || strstr(cap.reason, "E8M0"),
+	      "NVFP4 gemm: support %d (%s): want a kernel or a refusal naming E8M0",
 	      cap.support, cap.reason);
 	CHECK_RET(mxa_device_info(dev, &info), 0);
 	CHECK(strcmp(info.backend, "cpu") ||
-	      cap.support == MXA_SUPPORT_EMULATED,
-	      "NVFP4 gemm on cpu: support %d (%s), want emulated",
-	      cap.support, cap.reason);
+	      (cap.support == MXA_SUPPORT_NATIVE &&
+	       !strcmp(cap.kernel, "cpu-decode")),
+	      "NVFP4 gemm on cpu (M = 4): support %d %s (%s), want native cpu-decode",
+	      cap.support, cap.kernel, cap.reason);
 	printf("NVFP4 gemm on this device: %s (%s)\n",
 	       mxa_support_name(cap.support), cap.reason);
 	q.mode = MXA_SCALE_FLOOR;
@@ -726,6 +1073,8 @@ int main(void)
 		test_errors(dev);
 		if (test_is_cpu(dev) && !getenv("MXACCEL_CPU_ISA"))
 			test_levels();
+		if (test_is_cpu(dev))
+			test_native(dev);
 		printf("%u tensor runs bit-exact\n", checked_tensors);
 	} else {
 		test_refused(dev);

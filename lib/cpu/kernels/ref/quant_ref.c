@@ -11,23 +11,12 @@ static void quantize_row(enum mxcore_elem elem, enum mxcore_mode mode,
 			 const void *src, bool bf16, uint32_t cols,
 			 uint8_t *codes, uint8_t *scales)
 {
-	const uint8_t *in = src;
 	size_t blk_bytes = mxcore_row_bytes(elem, MXCORE_BLOCK);
-	uint32_t x[MXCORE_BLOCK], b, i;
+	uint32_t x[MXCORE_BLOCK], b;
 
 	for (b = 0; b < cols / MXCORE_BLOCK; b++) {
-		for (i = 0; i < MXCORE_BLOCK; i++) {
-			size_t at = (size_t)b * MXCORE_BLOCK + i;
-
-			if (bf16) {
-				uint16_t h;
-
-				memcpy(&h, in + 2 * at, 2);
-				x[i] = (uint32_t)h << 16;
-			} else {
-				memcpy(&x[i], in + 4 * at, 4);
-			}
-		}
+		cpu_quant_gather(src, bf16, (size_t)b * MXCORE_BLOCK,
+				 MXCORE_BLOCK, x);
 		scales[b] = mxcore_quantize_block(elem, mode, x,
 						  codes + b * blk_bytes);
 	}
