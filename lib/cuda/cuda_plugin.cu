@@ -20,6 +20,8 @@
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
  *                   the native kernel cannot run
+ *   cuda-grouped-sm90  the grouped GEMM (2d x 3d) on the bf16 kernel's
+ *                   main loop: NATIVE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -364,6 +366,14 @@ static int rank_sm90(struct mxa_device *dev, const struct mxa_op_desc *desc)
 	return cuda_sm90_path_rank(cuda_dev(dev), desc, P);
 }
 
+/* E8M0 scales only: the table entry's scale_types says so (no NVFP4). */
+static const char *reject_grouped(struct mxa_device *dev,
+				  const struct mxa_op_desc *desc)
+{
+	(void)desc;
+	return cuda_sm90_reject(cuda_dev(dev));
+}
+
 static const char *reject_cublas(struct mxa_device *dev,
 				 const struct mxa_op_desc *desc)
 {
@@ -385,6 +395,7 @@ enum {
 	K_SM90_FP8_QUAD,
 	K_CUBLAS,
 	K_QUANTIZE_COLWISE,
+	K_SM90_GROUPED,
 };
 
 /* A path of the native GEMM as a kernel-table entry. */
@@ -463,6 +474,15 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
+	{	/* K_SM90_GROUPED */
+		.name = "cuda-grouped-sm90",
+		.summary = "native grouped MX GEMM (2d x 3d; 2d x 2d refused at launch): the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets; an fp32 kernel for tiles that cannot be folded (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = true,
+		.exact = false,
+		.rank = 20,
+		.reject = reject_grouped,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -487,6 +507,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_cublas(cd, &w->job);
 	case K_QUANTIZE_COLWISE:
 		return cuda_launch_quantize_colwise(cd, &w->job);
+	case K_SM90_GROUPED:
+		return cuda_launch_gemm_grouped_sm90(cd, &w->job);
 	}
 	return -EINVAL;
 }

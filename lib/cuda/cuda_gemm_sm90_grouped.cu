@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-grouped-sm90: the native grouped MX GEMM for Hopper (2d x 3d,
+ * torch._scaled_grouped_mm's forward and dgrad shape), on the bf16
+ * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping).
+ *
+ * The group offsets stay in device memory: nothing here reads them on the
+ * host.  A one-CTA schedule pass checks them as the library checks
+ * host-visible ones (lib/src/grouped.c) and turns them into each group's
+ * first row and first tile row (sm90_groups); every later kernel reads
+ * those.  With malformed offsets it records why in a status word, makes
+ * the tile count 0 (nothing is written) and the launcher reports the
+ * error where the call waits anyway (the device's own stream); on a
+ * caller's stream the call returns once queued and C is left untouched.
+ *
+ * Then, per call: A's scales K-major with row maxima and B's (the stack of
+ * all groups) the same, each group's swizzled scales found at their
+ * torchao per-group position; B's stack to bf16 with a flag per row that
+ * cannot be folded exactly (sm90_prep_bf16()); the bf16 kernel over the
+ * tile rows of every group (an upper bound of ceil(M / 128) + groups tile
+ * rows by ceil(N / 256) columns of CTAs, those past the real count exit);
+ * and for the tiles it leaves (NaN/Inf codes, NaN scales, scale spans too
+ * wide to fold) a plain fp32 kernel with the fp8 kernel's per-block
+ * promotion, slow but exact in its special values.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cub/block/block_scan.cuh>
+
+#include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
+
+namespace {
+
+constexpr uint32_t BM = SM90_BF16_BM, BN = SM90_BF16_BN;
+constexpr int SCHED_THREADS = 1024;
+
+/* Why the schedule pass refused the offsets (status[0]); status[1] index, [2] value. */
+enum sched_error {
+	SCHED_OK,
+	SCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
+	SCHED_BEYOND,		/* ends[i] > total M */
+	SCHED_LAST,		/* the last end != total M */
+	SCHED_A_SCALES,		/* A's per-group swizzled scales overrun their buffer */
+};
+
+struct sched_args {
+	const int32_t *ends;
+	uint32_t count, extent;
+	/* A's swizzled scales: bytes per 128-row tile row (0: plain). */
+	uint64_t a_swz_row_bytes, a_scale_avail;
+	uint32_t *row_start, *tile_start;	/* count + 1 each */
+	uint32_t *status;			/* 4 words, zeroed */
+};
+
+/*
+ * The groups from the offsets, by one CTA: each thread checks and counts
+ * a run of groups, a block scan gives each group its first tile row.  The
+ * first failing end (lowest index) is the one reported, as on the host.
+ */
+__global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sched_args p)
+{
+	typedef cub::BlockScan<uint32_t, SCHED_THREADS> scan;
+	__shared__ typename scan::TempStorage tmp;
+	__shared__ unsigned long long first_bad;
+	const uint32_t per = (p.count + SCHED_THREADS - 1) / SCHED_THREADS;
+	const uint32_t g0 = min(threadIdx.x * per, p.count), g1 = min(g0 + per, p.count);
+	unsigned long long bad = ~0ull;
+	uint32_t tiles = 0, first, total, g;
+
+	if (threadIdx.x == 0)
+		first_bad = ~0ull;
+	__syncthreads();
+	for (g = g0; g < g1; g++) {
+		const int32_t prev = g ? p.ends[g - 1] : 0, end = p.ends[g];
+
+		if (end < prev) {
+			bad = (unsigned long long)g << 8 | SCHED_DECREASING;
+			break;
+		}
+		if ((uint32_t)end > p.extent) {
+			bad = (unsigned long long)g << 8 | SCHED_BEYOND;
+			break;
+		}
+		tiles += ((uint32_t)(end - prev) + BM - 1) / BM;
+	}
+	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
+		bad = min(bad, (unsigned long long)(p.count - 1) << 8 | SCHED_LAST);
+	if (bad != ~0ull)
+		atomicMin(&first_bad, bad);
+	scan(tmp).ExclusiveSum(tiles, first, total);
+	for (g = g0; g < g1; g++) {
+		const int32_t prev = g ? p.ends[g - 1] : 0;
+
+		p.row_start[g] = (uint32_t)prev;
+		p.tile_start[g] = first;
+		first += ((uint32_t)(p.ends[g] - prev) + BM - 1) / BM;
+	}
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	if (first_bad == ~0ull && p.a_swz_row_bytes &&
+	    total * p.a_swz_row_bytes > p.a_scale_avail)
+		first_bad = SCHED_A_SCALES;
+	p.row_start[p.count] = p.extent;
+	p.tile_start[p.count] = first_bad == ~0ull ? total : 0;
+	p.status[3] = total;
+	if (first_bad != ~0ull) {
+		const uint32_t i = (uint32_t)(first_bad >> 8);
+
+		p.status[1] = i;
+		p.status[2] = i < p.count ? (uint32_t)p.ends[i] : 0;
+		p.status[0] = (uint32_t)(first_bad & 0xff);
+	}
+}
+
+/*
+ * An operand's scales K-major ([blocks][rows_pad], rows past `rows` 0),
+ * any layout in: plain (the whole matrix's rows, as the groups' rows are),
+ * or swizzled per group as torchao lays them out: A of 2d x 3d (by_rows:
+ * each group's rows on their own at its first tile row's 128-row tile row)
+ * or the stack of B (n rows per group, each group's at g times its size).
+ */
+struct scales_args {
+	const uint8_t *scale;
+	uint64_t stride;
+	uint32_t rows, blocks, rows_pad, swz_tiles;
+	int swizzled, by_rows;
+	uint32_t n;
+	struct sm90_groups g;
+	const uint32_t *status;
+	uint8_t *out;
+	uint32_t *rmax;
+};
+
+__global__ void scales_kernel(const struct scales_args p)
+{
+	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p.status[0] || r >= p.rows_pad)
+		return;
+	for (uint32_t kb = blockIdx.y; kb < p.blocks; kb += gridDim.y) {
+		uint8_t v = 0;
+
+		if (r < p.rows && !p.swizzled) {
+			v = p.scale[r * p.stride + kb];
+		} else if (r < p.rows) {
+			uint32_t lo = 0, hi = p.g.count, lr;
+			uint64_t base;
+
+			if (p.by_rows) {
+				while (hi - lo > 1) {
+					const uint32_t mid = lo + (hi - lo) / 2;
+
+					if (p.g.row_start[mid] <= r)
+						lo = mid;
+					else
+						hi = mid;
+				}
+				lr = r - p.g.row_start[lo];
+				base = (uint64_t)p.g.tile_start[lo] * BM;
+			} else {
+				lo = r / p.n;
+				lr = r % p.n;
+				base = (uint64_t)lo * ((p.n + BM - 1) / BM * BM);
+			}
+			v = p.scale[base * p.swz_tiles * 4 +
+				    sm90_scale_index(true, 0, p.swz_tiles, lr, kb)];
+		}
+		p.out[(uint64_t)kb * p.rows_pad + r] = v;
+	}
+}
+
+/* Each row's largest scale but NaN (0xff), from the K-major scales. */
+__global__ void rmax_kernel(const struct scales_args p)
+{
+	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t m = 0;
+
+	if (p.status[0] || r >= p.rows_pad)
+		return;
+	for (uint32_t kb = 0; kb < p.blocks; kb++) {
+		const uint32_t v = p.out[(uint64_t)kb * p.rows_pad + r];
+
+		m = max(m, v == 0xff ? 0u : v);
+	}
+	p.rmax[r] = m;
+}
+
+/* The tiles the bf16 kernel left: read in place, one C element per step. */
+struct fallback_args {
+	const uint8_t *a, *b;		/* codes, A and the B stack */
+	uint64_t a_stride, b_stride;
+	const uint8_t *sa, *sb;		/* K-major scales */
+	uint32_t a_pad, b_pad;
+	int ea, eb;			/* enum sm90_elem */
+	uint32_t blocks, tiles_n;
+	struct sm90_groups g;
+	struct sm90_c out;
+};
+
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+/* An element code's value, exactly (OCP MX v1.0); NaN and Inf as coded. */
+__device__ float elem_value(int e, uint32_t c)
+{
+	uint32_t s, x, m;
+	float v;
+
+	switch (e) {
+	case SM90_E4M3:
+		s = c >> 7;
+		x = (c >> 3) & 15;
+		m = c & 7;
+		if (x == 15 && m == 7)
+			return __int_as_float(0x7fc00000);
+		v = x ? ldexpf((float)(8 + m), (int)x - 10) : ldexpf((float)m, -9);
+		break;
+	case SM90_E5M2:
+		s = c >> 7;
+		x = (c >> 2) & 31;
+		m = c & 3;
+		if (x == 31)
+			return m ? __int_as_float(0x7fc00000) :
+				   __int_as_float(s ? 0xff800000 : 0x7f800000);
+		v = x ? ldexpf((float)(4 + m), (int)x - 17) : ldexpf((float)m, -16);
+		break;
+	case SM90_E2M3:
+		s = (c >> 5) & 1;
+		x = (c >> 3) & 3;
+		m = c & 7;
+		v = x ? ldexpf((float)(8 + m), (int)x - 4) : ldexpf((float)m, -3);
+		break;
+	case SM90_E3M2:
+		s = (c >> 5) & 1;
+		x = (c >> 2) & 7;
+		m = c & 3;
+		v = x ? ldexpf((float)(4 + m), (int)x - 5) : ldexpf((float)m, -4);
+		break;
+	default:	/* e2m1 */
+		s = (c >> 3) & 1;
+		x = (c >> 1) & 3;
+		m = c & 1;
+		v = x ? ldexpf((float)(2 + m), (int)x - 2) : ldexpf((float)m, -1);
+		break;
+	}
+	return s ? -v : v;
+}
+
+__device__ __forceinline__ uint32_t code_at(const uint8_t *row, int e, uint32_t k)
+{
+	if (e == SM90_E2M1)
+		return (row[k / 2] >> (4 * (k & 1))) & 15;
+	return row[k];
+}
+#endif
+
+/*
+ * C = sum over blocks of (the block's 32 exact products summed in fp32)
+ * times 2^sa * 2^sb (promote_fma(), as the fp8 kernel promotes), + C_in.
+ */
+__global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	for (uint32_t i = blockIdx.x; i < *p.g.list_count; i += gridDim.x) {
+		const uint32_t id = p.g.list[i];
+		const struct sm90_group_tile t = sm90_group_tile(p.g, id / p.tiles_n,
+								 id % p.tiles_n);
+
+		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
+			const uint32_t r = t.a_row + e / BN, j = e % BN;
+			const uint8_t *ar = p.a + r * p.a_stride;
+			const uint8_t *br = p.b + (uint64_t)(t.b_row + j) * p.b_stride;
+			float acc = 0.0f;
+
+			if (r >= t.m_end || t.c_col + j >= p.g.n)
+				continue;
+			for (uint32_t kb = 0; kb < p.blocks; kb++) {
+				float part = 0.0f;
+
+				for (uint32_t k = 32 * kb; k < 32 * kb + 32; k++)
+					part = fmaf(elem_value(p.ea, code_at(ar, p.ea, k)),
+						    elem_value(p.eb, code_at(br, p.eb, k)), part);
+				acc = promote_fma(part,
+						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad + r]),
+						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
+								   t.b_row + j]),
+						  acc);
+			}
+			store_c_value(p.out, r * p.out.stride + t.c_col + j, acc);
+		}
+	}
+#endif
+}
+
+int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
+	      bool by_rows, uint32_t n, const struct sm90_groups &g,
+	      const uint32_t *status, void **scratch, struct scales_args *s)
+{
+	cudaError_t e;
+
+	s->scale = cuda_ptr(m->scale, m->scale_offset);
+	s->stride = mxa__scale_stride(m);
+	s->rows = rows;
+	s->blocks = m->cols / 32;
+	s->rows_pad = (rows + 15) / 16 * 16;
+	s->swz_tiles = (s->blocks + 3) / 4;
+	s->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	s->by_rows = by_rows;
+	s->n = n;
+	s->g = g;
+	s->status = status;
+	e = cudaMallocAsync(scratch, (size_t)s->rows_pad * s->blocks + (size_t)s->rows_pad * 4 + 16,
+			    cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: scale scratch");
+	s->out = (uint8_t *)*scratch;
+	s->rmax = (uint32_t *)((uint8_t *)*scratch +
+			       ((size_t)s->rows_pad * s->blocks + 15) / 16 * 16);
+	scales_kernel<<<dim3((s->rows_pad + 127) / 128, s->blocks < 65535 ? s->blocks : 65535),
+			128, 0, cd->stream>>>(*s);
+	rmax_kernel<<<(s->rows_pad + 127) / 128, 128, 0, cd->stream>>>(*s);
+	return 0;
+}
+
+/*
+ * The stack of B (count groups of N rows): the library checked one
+ * group's B; where the offsets are on the device nothing checked the
+ * others, which do not depend on the offsets.
+ */
+int check_stack(const struct mxa_job *job)
+{
+	const struct mxa_matrix *b = &job->b;
+	const uint64_t rows = (uint64_t)job->groups.count * b->rows;
+	const uint64_t blocks = b->cols / 32;
+	uint64_t data, scale;
+
+	data = b->data_offset + (rows - 1) * mxa__data_stride(b) + sm90_row_bytes(b);
+	if (b->scale_layout == MXA_LAYOUT_SWIZZLED)
+		scale = b->scale_offset + job->groups.count *
+			((b->rows + 127) / 128 * 128) * ((blocks + 3) / 4 * 4);
+	else
+		scale = b->scale_offset + (rows - 1) * mxa__scale_stride(b) + blocks;
+	if (rows > UINT32_MAX)
+		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: %llu rows of b's stack (count x N) are more than 2^32 - 1",
+				(unsigned long long)rows);
+	if (data > b->data->size)
+		return cuda_err(-EOVERFLOW, "gemm_grouped: b's %u groups of %u rows need %llu bytes of codes, the buffer has %zu",
+				job->groups.count, b->rows, (unsigned long long)data,
+				b->data->size);
+	if (scale > b->scale->size)
+		return cuda_err(-EOVERFLOW, "gemm_grouped: b's %u groups of %u rows need %llu bytes of scales, the buffer has %zu",
+				job->groups.count, b->rows, (unsigned long long)scale,
+				b->scale->size);
+	return 0;
+}
+
+/* The schedule pass's verdict, as lib/src/grouped.c words it on the host. */
+int report_status(const struct mxa_job *job, const uint32_t *st)
+{
+	const struct mxa_matrix *a = &job->a;
+
+	switch (st[0]) {
+	case SCHED_OK:
+		return 0;
+	case SCHED_DECREASING:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
+	case SCHED_BEYOND:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total M = %u",
+				st[1], (int32_t)st[2], a->rows);
+	case SCHED_LAST:
+		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total M = %u",
+				st[1], (int32_t)st[2], a->rows);
+	case SCHED_A_SCALES:
+		return cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes (%u tile rows of 128), the buffer has %zu after scale_offset",
+				(unsigned long long)st[3] * 128 * ((a->cols / 32 + 3) / 4 * 4),
+				st[3], a->scale->size - a->scale_offset);
+	}
+	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
+}
+
+} /* namespace */
+
+int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const struct mxa_matrix *a = &job->a;
+	struct mxa_matrix bs = job->b;
+	const uint32_t count = gr->count, n = job->b.rows, blocks = a->cols / 32;
+	const uint32_t tiles_n = (n + BN - 1) / BN;
+	const uint32_t tiles_m = (a->rows + BM - 1) / BM + count;
+	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
+	void *sched = NULL, *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfb = NULL;
+	const uint8_t *ad, *bd;
+	uint64_t as, bstr;
+	size_t sched_bytes;
+	struct sched_args sp;
+	struct scales_args ssa, ssb;
+	struct sm90_prep_args pb;
+	struct sm90_bf16_args p;
+	struct fallback_args fb;
+	struct sm90_groups g;
+	CUtensorMap maps[3];
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0;
+	cudaError_t e;
+	int ret;
+
+	if (cuda_sm90_reject(cd))
+		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
+	if (gr->kind != MXA_GROUP_2D_3D)
+		return cuda_err(-EOPNOTSUPP,
+				"cuda-grouped-sm90: 2d x 2d groups (along K, wgrad) are not implemented on CUDA yet; 2d x 3d only");
+	if (list_max > INT32_MAX)
+		return cuda_err(-EOVERFLOW,
+				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
+				(unsigned long long)list_max, a->rows, count, n);
+	ret = check_stack(job);
+	if (ret)
+		return ret;
+	bs.rows = count * n;
+
+	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
+	sched_bytes = 16 + 2 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)bs.rows * 4;
+	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
+	g.row_start = (const uint32_t *)((uint8_t *)sched + 16);
+	g.tile_start = g.row_start + count + 1;
+	g.count = count;
+	g.n = n;
+	g.list_count = (uint32_t *)(g.tile_start + count + 1);
+	g.list = g.list_count + 1;
+	g.bad_b = g.list + list_max;
+
+	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
+	sp.count = count;
+	sp.extent = a->rows;
+	sp.a_swz_row_bytes = a->scale_layout == MXA_LAYOUT_SWIZZLED ?
+			     (uint64_t)BM * ((blocks + 3) / 4 * 4) : 0;
+	sp.a_scale_avail = a->scale->size - a->scale_offset;
+	sp.row_start = (uint32_t *)g.row_start;
+	sp.tile_start = (uint32_t *)g.tile_start;
+	sp.status = (uint32_t *)sched;
+	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
+
+	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
+	if (!ret)
+		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
+	if (!ret)
+		ret = scales_of(cd, a, a->rows, true, 0, g, sp.status, &sa, &ssa);
+	if (!ret)
+		ret = scales_of(cd, &job->b, bs.rows, false, n, g, sp.status, &sb, &ssb);
+	if (!ret) {
+		e = cudaMallocAsync(&bfb, (size_t)bs.rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
+				    cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
+	}
+	if (!ret) {
+		pb.data = bd;
+		pb.stride = bstr;
+		pb.rows = bs.rows;
+		pb.blocks = blocks;
+		pb.rows_pad = ssb.rows_pad;
+		pb.elem = sm90_elem_of(bs.elem);
+		pb.scales = ssb.out;
+		pb.rmax = ssb.rmax;
+		pb.out = (uint8_t *)bfb;
+		pb.bad_tiles = (uint32_t *)g.bad_b;
+		pb.tile_shift = 0;
+		ret = sm90_prep_bf16(cd, pb);
+	}
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], a, ad, as, BM);
+	if (!ret)
+		ret = sm90_map_prepped(&maps[1], pb, BN);
+	if (!ret)
+		ret = sm90_make_map(&maps[2], ssa.out, ssa.rows_pad, blocks, ssa.rows_pad, BM, 2,
+				    CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret) {
+		memset(&p, 0, sizeof(p));
+		p.m = a->rows;
+		p.n = n;
+		p.blocks = blocks;
+		p.elem_a = sm90_elem_of(a->elem);
+		p.out = sm90_c_of(job);
+		p.transposed = 0;
+		p.tiles_m = tiles_m;
+		p.tiles_n = tiles_n;
+		p.rmax_a = ssa.rmax;
+		p.rmax_b = ssb.rmax;
+		p.groups = g;
+		ret = sm90_launch_bf16_grouped(cd, maps, p);
+	}
+	if (!ret) {
+		fb.a = ad;
+		fb.b = bd;
+		fb.a_stride = as;
+		fb.b_stride = bstr;
+		fb.sa = ssa.out;
+		fb.sb = ssb.out;
+		fb.a_pad = ssa.rows_pad;
+		fb.b_pad = ssb.rows_pad;
+		fb.ea = sm90_elem_of(a->elem);
+		fb.eb = sm90_elem_of(bs.elem);
+		fb.blocks = blocks;
+		fb.tiles_n = tiles_n;
+		fb.g = g;
+		fb.out = p.out;
+		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
+				  256, 0, cd->stream>>>(fb);
+	}
+	/*
+	 * The verdict on the offsets, where the call waits for the stream
+	 * anyway (not on a caller's stream: no host synchronisation there).
+	 */
+	if (!ret && (!cd->user_stream || cuda_host->debug())) {
+		e = cudaMemcpyAsync(st, sched, 16, cudaMemcpyDeviceToHost, cd->stream);
+		if (e == cudaSuccess)
+			e = cudaMemcpyAsync(&left, g.list_count, 4, cudaMemcpyDeviceToHost,
+					    cd->stream);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: schedule status");
+		else
+			ret = report_status(job, st);
+		if (!ret)
+			cuda_dbg("cuda-grouped-sm90: %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+				 count, st[3], (unsigned long long)tiles_m, tiles_n, left);
+	}
+	if (bfb)
+		cudaFreeAsync(bfb, cd->stream);
+	if (sb)
+		cudaFreeAsync(sb, cd->stream);
+	if (sa)
+		cudaFreeAsync(sa, cd->stream);
+	if (bscr)
+		cudaFreeAsync(bscr, cd->stream);
+	if (ascr)
+		cudaFreeAsync(ascr, cd->stream);
+	cudaFreeAsync(sched, cd->stream);
+	return ret;
+}
