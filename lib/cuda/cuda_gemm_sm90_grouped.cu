@@ -326,38 +326,6 @@ int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
 	return 0;
 }
 
-/*
- * The stack of B (count groups of N rows): the library checked one
- * group's B; where the offsets are on the device nothing checked the
- * others, which do not depend on the offsets.
- */
-int check_stack(const struct mxa_job *job)
-{
-	const struct mxa_matrix *b = &job->b;
-	const uint64_t rows = (uint64_t)job->groups.count * b->rows;
-	const uint64_t blocks = b->cols / 32;
-	uint64_t data, scale;
-
-	data = b->data_offset + (rows - 1) * mxa__data_stride(b) + sm90_row_bytes(b);
-	if (b->scale_layout == MXA_LAYOUT_SWIZZLED)
-		scale = b->scale_offset + job->groups.count *
-			((b->rows + 127) / 128 * 128) * ((blocks + 3) / 4 * 4);
-	else
-		scale = b->scale_offset + (rows - 1) * mxa__scale_stride(b) + blocks;
-	if (rows > UINT32_MAX)
-		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: %llu rows of b's stack (count x N) are more than 2^32 - 1",
-				(unsigned long long)rows);
-	if (data > b->data->size)
-		return cuda_err(-EOVERFLOW, "gemm_grouped: b's %u groups of %u rows need %llu bytes of codes, the buffer has %zu",
-				job->groups.count, b->rows, (unsigned long long)data,
-				b->data->size);
-	if (scale > b->scale->size)
-		return cuda_err(-EOVERFLOW, "gemm_grouped: b's %u groups of %u rows need %llu bytes of scales, the buffer has %zu",
-				job->groups.count, b->rows, (unsigned long long)scale,
-				b->scale->size);
-	return 0;
-}
-
 /* The schedule pass's verdict, as lib/src/grouped.c words it on the host. */
 int report_status(const struct mxa_job *job, const uint32_t *st)
 {
@@ -418,9 +386,10 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 		return cuda_err(-EOVERFLOW,
 				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
 				(unsigned long long)list_max, a->rows, count, n);
-	ret = check_stack(job);
-	if (ret)
-		return ret;
+	/* The library checked the stack in its buffers (lib/src/grouped.c). */
+	if ((uint64_t)count * n > UINT32_MAX)
+		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
+				count, n);
 	bs.rows = count * n;
 
 	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
