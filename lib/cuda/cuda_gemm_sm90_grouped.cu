@@ -137,58 +137,82 @@ struct scales_args {
 	uint32_t *rmax;
 };
 
-__global__ void scales_kernel(const struct scales_args p)
+/* Scale (r, kb), r < p.rows, wherever the layout puts it. */
+__device__ __forceinline__ uint8_t scale_at(const struct scales_args &p, uint32_t r,
+					    uint32_t kb)
 {
-	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t lo = 0, hi = p.g.count, lr;
+	uint64_t base;
 
-	if (p.status[0] || r >= p.rows_pad)
-		return;
-	for (uint32_t kb = blockIdx.y; kb < p.blocks; kb += gridDim.y) {
-		uint8_t v = 0;
+	if (!p.swizzled)
+		return p.scale[r * p.stride + kb];
+	if (p.by_rows) {
+		while (hi - lo > 1) {
+			const uint32_t mid = lo + (hi - lo) / 2;
 
-		if (r < p.rows && !p.swizzled) {
-			v = p.scale[r * p.stride + kb];
-		} else if (r < p.rows) {
-			uint32_t lo = 0, hi = p.g.count, lr;
-			uint64_t base;
-
-			if (p.by_rows) {
-				while (hi - lo > 1) {
-					const uint32_t mid = lo + (hi - lo) / 2;
-
-					if (p.g.row_start[mid] <= r)
-						lo = mid;
-					else
-						hi = mid;
-				}
-				lr = r - p.g.row_start[lo];
-				base = (uint64_t)p.g.tile_start[lo] * BM;
-			} else {
-				lo = r / p.n;
-				lr = r % p.n;
-				base = (uint64_t)lo * ((p.n + BM - 1) / BM * BM);
-			}
-			v = p.scale[base * p.swz_tiles * 4 +
-				    sm90_scale_index(true, 0, p.swz_tiles, lr, kb)];
+			if (p.g.row_start[mid] <= r)
+				lo = mid;
+			else
+				hi = mid;
 		}
-		p.out[(uint64_t)kb * p.rows_pad + r] = v;
+		lr = r - p.g.row_start[lo];
+		base = (uint64_t)p.g.tile_start[lo] * BM;
+	} else {
+		lo = r / p.n;
+		lr = r % p.n;
+		base = (uint64_t)lo * ((p.n + BM - 1) / BM * BM);
 	}
+	return p.scale[base * p.swz_tiles * 4 + sm90_scale_index(true, 0, p.swz_tiles, lr, kb)];
 }
 
-/* Each row's largest scale but NaN (0xff), from the K-major scales. */
-__global__ void rmax_kernel(const struct scales_args p)
+/*
+ * By CTAs of 32 x 8 threads over 32 rows, walking all blocks in steps of
+ * SK_COLS through a shared tile (reads along a row, writes along K-major
+ * columns, both coalesced where the layout allows), with each row's
+ * maximum on the way.
+ */
+constexpr uint32_t SK_COLS = 128;
+
+__global__ void scales_kernel(const struct scales_args p)
 {
-	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t m = 0;
+	__shared__ uint8_t tile[32][SK_COLS + 4];
+	const uint32_t r0 = blockIdx.x * 32;
+	const uint32_t tx = threadIdx.x, ty = threadIdx.y;
+	uint32_t m[4] = { 0, 0, 0, 0 };
 
-	if (p.status[0] || r >= p.rows_pad)
+	if (p.status[0])
 		return;
-	for (uint32_t kb = 0; kb < p.blocks; kb++) {
-		const uint32_t v = p.out[(uint64_t)kb * p.rows_pad + r];
+	for (uint32_t kb0 = 0; kb0 < p.blocks; kb0 += SK_COLS) {
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const uint32_t i = ty + 8 * j;
 
-		m = max(m, v == 0xff ? 0u : v);
+#pragma unroll
+			for (uint32_t c = 0; c < SK_COLS; c += 32) {
+				const uint32_t r = r0 + i, kb = kb0 + c + tx;
+				const uint8_t v = r < p.rows && kb < p.blocks ?
+						  scale_at(p, r, kb) : 0;
+
+				tile[i][c + tx] = v;
+				m[j] = max(m[j], v == 0xff ? 0u : (uint32_t)v);
+			}
+		}
+		__syncthreads();
+		for (uint32_t i = ty; i < SK_COLS; i += 8) {
+			const uint32_t kb = kb0 + i, r = r0 + tx;
+
+			if (kb < p.blocks && r < p.rows_pad)
+				p.out[(uint64_t)kb * p.rows_pad + r] = tile[tx][i];
+		}
+		__syncthreads();
 	}
-	p.rmax[r] = m;
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t i = ty + 8 * j, v = __reduce_max_sync(0xffffffffu, m[j]);
+
+		if (tx == 0 && r0 + i < p.rows_pad)
+			p.rmax[r0 + i] = v;
+	}
 }
 
 /* The tiles the bf16 kernel left: read in place, one C element per step. */
@@ -320,9 +344,7 @@ int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
 	s->out = (uint8_t *)*scratch;
 	s->rmax = (uint32_t *)((uint8_t *)*scratch +
 			       ((size_t)s->rows_pad * s->blocks + 15) / 16 * 16);
-	scales_kernel<<<dim3((s->rows_pad + 127) / 128, s->blocks < 65535 ? s->blocks : 65535),
-			128, 0, cd->stream>>>(*s);
-	rmax_kernel<<<(s->rows_pad + 127) / 128, 128, 0, cd->stream>>>(*s);
+	scales_kernel<<<(s->rows_pad + 31) / 32, dim3(32, 8), 0, cd->stream>>>(*s);
 	return 0;
 }
 

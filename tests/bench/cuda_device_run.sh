@@ -50,7 +50,8 @@ if has test; then
 	log "library tests on cuda:0"
 	for t in test_special test_native_bound test_nvfp4 test_colwise \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
-		 test_api_gemm_validation test_api_quantize_validation; do
+		 test_api_gemm_validation test_api_quantize_validation \
+		 test_grouped_gemm; do
 		[ -x "$build/tests/$t" ] || continue
 		MXACCEL_TEST_DEVICE=cuda:0 "$build/tests/$t" >"$out/$t.cuda.log" 2>&1
 		rc=$?
