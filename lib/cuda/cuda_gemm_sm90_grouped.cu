@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-grouped-sm90: the native grouped MX GEMM for Hopper (2d x 3d,
- * torch._scaled_grouped_mm's forward and dgrad shape), on the bf16
- * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping).
+ * cuda-grouped-sm90: the native grouped MX GEMM for Hopper.  2d x 3d
+ * (torch._scaled_grouped_mm's forward and dgrad shape) on the bf16
+ * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping),
+ * below; 2d x 2d (wgrad) by the dense native GEMM per group, with the
+ * offsets read on the host (launch_2d_2d()).
  *
- * The group offsets stay in device memory: nothing here reads them on the
- * host.  A one-CTA schedule pass checks them as the library checks
+ * 2d x 3d: the group offsets stay in device memory, the host never reads
+ * them.  A one-CTA schedule pass checks them as the library checks
  * host-visible ones (lib/src/grouped.c) and turns them into each group's
  * first row and first tile row (sm90_groups); every later kernel reads
  * those.  With malformed offsets it records why in a status word, makes
@@ -373,6 +375,159 @@ int report_status(const struct mxa_job *job, const uint32_t *st)
 	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
 }
 
+/* C (rows x cols) = 0, or C_in + 0 accumulating: an empty K group's. */
+__global__ void zero_kernel(const struct sm90_c out, uint32_t rows, uint32_t cols)
+{
+	const uint64_t n = (uint64_t)rows * cols;
+
+	for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (uint64_t)gridDim.x * blockDim.x)
+		store_c_value(out, i / cols * out.stride + i % cols, 0.0f);
+}
+
+/*
+ * Columns [start, start + size) of a K-grouped operand as a matrix of its
+ * own, where lib/src/grouped.c's walk (cols_part()) puts them: torchao's
+ * per-group swizzled scales at *swz, which grows by the group's.
+ */
+void k_part(const struct mxa_matrix *m, uint32_t start, uint32_t size, uint64_t *swz,
+	    struct mxa_matrix *out)
+{
+	*out = *m;
+	out->cols = size;
+	out->data_offset += mxcore_row_bytes(m->elem, start);
+	out->data_stride = mxa__data_stride(m);
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		out->scale_offset += *swz;
+		*swz += (uint64_t)(m->rows + 127) / 128 * 128 * ((size / 32 + 3) / 4 * 4);
+	} else {
+		out->scale_offset += start / 32;
+		out->scale_stride = mxa__scale_stride(m);
+	}
+}
+
+/* The native GEMM's best path for a group (the table's ranks, cuda_sm90_select.cu). */
+int best_path(struct cuda_device *cd, const struct mxa_job *sub, enum sm90_path *out)
+{
+	static const enum sm90_path paths[] = {
+		SM90_PATH_SKINNY, SM90_PATH_DECODE, SM90_PATH_BF16, SM90_PATH_BF16_SS,
+		SM90_PATH_FP8,
+	};
+	struct mxa_op_desc d;
+	int best = -1, r;
+
+	memset(&d, 0, sizeof(d));
+	d.op = MXA_OP_GEMM;
+	d.a_elem = sub->a.elem;
+	d.b_elem = sub->b.elem;
+	d.dtype = sub->dense.dtype;
+	d.m = sub->a.rows;
+	d.n = sub->b.rows;
+	d.k = sub->a.cols;
+	d.flags = sub->flags;
+	for (unsigned int i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (cuda_sm90_path_reject(cd, &d, paths[i]))
+			continue;
+		r = cuda_sm90_path_rank(cd, &d, paths[i]);
+		if (r > best) {
+			best = r;
+			*out = paths[i];
+		}
+	}
+	return best < 0 ? cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: no native path for a %u x %u x %u group",
+				   d.m, d.n, d.k) : 0;
+}
+
+/*
+ * 2d x 2d (groups along K, wgrad): the offsets are read on the host, one
+ * synchronisation (a schedule on the device, as 2d x 3d has, is not
+ * written yet), checked as lib/src/grouped.c checks host-visible ones;
+ * then each group is the dense GEMM of its K columns, by the native
+ * GEMM's best path for its shape, into its own C; an empty group's C is
+ * 0 (C_in + 0).  Nothing runs unless every end and every group's swizzled
+ * scales pass.
+ */
+int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const uint32_t count = gr->count, total = job->a.cols;
+	const size_t cstride = mxa__dense_stride(&job->dense);
+	uint64_t swz[2] = { 0, 0 };
+	int32_t *ends = (int32_t *)malloc((size_t)count * 4);
+	struct mxa_job sub;
+	enum sm90_path path;
+	int32_t prev = 0;
+	cudaError_t e;
+	uint32_t g;
+	int ret = 0;
+
+	if (!ends)
+		return -ENOMEM;
+	e = cudaMemcpyAsync(ends, cuda_ptr(gr->offsets, gr->offsets_offset), (size_t)count * 4,
+			    cudaMemcpyDeviceToHost, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(cd->stream);
+	if (e != cudaSuccess)
+		ret = cuda_fail(e, "cuda-grouped-sm90: reading the offsets");
+	for (g = 0; g < count && !ret; g++) {
+		if (ends[g] < prev)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				       g, ends[g], g ? "offsets[i - 1]" : "0");
+		else if ((uint32_t)ends[g] > total)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total K = %u",
+				       g, ends[g], total);
+		else if (ends[g] % 32)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size 32",
+				       g, ends[g]);
+		prev = ends[g];
+	}
+	if (!ret && (uint32_t)prev != total)
+		ret = cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total K = %u",
+			       count - 1, prev, total);
+	/* Every group's swizzled scales inside their buffers, before anything runs. */
+	for (g = 0, prev = 0; g < count && !ret; prev = ends[g], g++) {
+		struct mxa_matrix pa, pb;
+
+		k_part(&job->a, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[0], &pa);
+		k_part(&job->b, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[1], &pb);
+	}
+	if (!ret && job->a.scale_layout == MXA_LAYOUT_SWIZZLED &&
+	    job->a.scale_offset + swz[0] > job->a.scale->size)
+		ret = cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes after scale_offset, the buffer has %zu",
+			       (unsigned long long)swz[0], job->a.scale->size - job->a.scale_offset);
+	if (!ret && job->b.scale_layout == MXA_LAYOUT_SWIZZLED &&
+	    job->b.scale_offset + swz[1] > job->b.scale->size)
+		ret = cuda_err(-EOVERFLOW, "gemm_grouped: b's per-group swizzled scales need %llu bytes after scale_offset, the buffer has %zu",
+			       (unsigned long long)swz[1], job->b.scale->size - job->b.scale_offset);
+	swz[0] = swz[1] = 0;
+	for (g = 0, prev = 0; g < count && !ret; prev = ends[g], g++) {
+		const uint32_t size = (uint32_t)(ends[g] - prev);
+
+		sub = *job;
+		sub.op = MXA_OP_GEMM;
+		memset(&sub.groups, 0, sizeof(sub.groups));
+		k_part(&job->a, (uint32_t)prev, size, &swz[0], &sub.a);
+		k_part(&job->b, (uint32_t)prev, size, &swz[1], &sub.b);
+		sub.dense.rows = job->a.rows;
+		sub.dense.stride = cstride;
+		sub.dense.offset += (size_t)g * job->a.rows * cstride;
+		if (!size) {
+			const uint64_t n = (uint64_t)sub.dense.rows * sub.dense.cols;
+			const unsigned int grid = n / 256 + 1 < 4096 ? (unsigned int)(n / 256 + 1) :
+								       4096;
+
+			zero_kernel<<<grid, 256, 0, cd->stream>>>(sm90_c_of(&sub), sub.dense.rows,
+								   sub.dense.cols);
+			continue;
+		}
+		ret = best_path(cd, &sub, &path);
+		if (!ret)
+			ret = cuda_launch_gemm_sm90(cd, &sub, path);
+	}
+	free(ends);
+	return ret;
+}
+
 } /* namespace */
 
 int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
@@ -401,9 +556,8 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
-	if (gr->kind != MXA_GROUP_2D_3D)
-		return cuda_err(-EOPNOTSUPP,
-				"cuda-grouped-sm90: 2d x 2d groups (along K, wgrad) are not implemented on CUDA yet; 2d x 3d only");
+	if (gr->kind == MXA_GROUP_2D_2D)
+		return launch_2d_2d(cd, job);
 	if (list_max > INT32_MAX)
 		return cuda_err(-EOVERFLOW,
 				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",

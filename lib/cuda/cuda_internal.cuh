@@ -125,7 +125,7 @@ const char *cuda_sm90_path_reject(struct cuda_device *cd,
 int cuda_sm90_path_rank(struct cuda_device *cd, const struct mxa_op_desc *desc,
 			enum sm90_path path);
 
-/* cuda_gemm_sm90_grouped.cu: the native grouped GEMM (2d x 3d). */
+/* cuda_gemm_sm90_grouped.cu: the native grouped GEMM. */
 int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job);
 
 /* cuda_cublas.cu */

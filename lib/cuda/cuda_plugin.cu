@@ -20,8 +20,8 @@
  *   cuda-dequant-cublas  dequantize to bf16 + cuBLAS, torchao's emulated
  *                   path: neither native nor exact, AUTO's choice where
  *                   the native kernel cannot run
- *   cuda-grouped-sm90  the grouped GEMM (2d x 3d) on the bf16 kernel's
- *                   main loop: NATIVE
+ *   cuda-grouped-sm90  the grouped GEMM: 2d x 3d on the bf16 kernel's
+ *                   main loop, 2d x 2d by the dense paths per group: NATIVE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -476,7 +476,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90_GROUPED */
 		.name = "cuda-grouped-sm90",
-		.summary = "native grouped MX GEMM (2d x 3d; 2d x 2d refused at launch): the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets; an fp32 kernel for tiles that cannot be folded (Documentation/cuda.rst)",
+		.summary = "native grouped MX GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (an fp32 kernel for tiles that cannot be folded); 2d x 2d by the dense native GEMM per group, offsets read on the host (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM_GROUPED,
 		.native = true,
 		.exact = false,

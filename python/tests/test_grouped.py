@@ -171,9 +171,8 @@ def test_within_bound_of_float64(device, recipe, three):
                 2.0 ** -60 * mag).all()
     sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", recipe,
                           "auto", op="gemm_grouped", dtype=torch.float32)
-    if sup == Support.NONE or (device != "cpu" and not three):
-        # No grouped kernel for the recipe (NVFP4 on CUDA), or CUDA's
-        # cuda-grouped-sm90, which refuses 2d x 2d when it runs.
+    if sup == Support.NONE:
+        # No grouped kernel for the recipe (NVFP4 on CUDA).
         with pytest.raises(UnsupportedError):
             mxt.grouped_gemm(*ops, recipe, out_dtype=torch.float32)
         return
