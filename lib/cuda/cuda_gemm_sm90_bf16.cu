@@ -352,17 +352,11 @@ struct group_tiles {
 						  struct tile_at *t)
 	{
 		const struct sm90_groups &g = p.groups;
-		const uint32_t rows = g.tile_start[g.count], bid = blockIdx.x;
-		const uint32_t group = 8, per = group * p.tiles_n;
-		uint32_t first, gm, u, tn;
+		uint32_t u, tn;
 		struct sm90_group_tile gt;
 
-		if (bid >= rows * p.tiles_n)
+		if (!sm90_group_raster(g.tile_start[g.count], p.tiles_n, blockIdx.x, &u, &tn))
 			return false;
-		first = bid / per * group;
-		gm = min(rows - first, group);
-		u = first + bid % per % gm;
-		tn = bid % per / gm;
 		gt = sm90_group_tile(g, u, tn);
 		t->a_row = gt.a_row;
 		t->b_row = gt.b_row;

@@ -372,10 +372,32 @@ struct sm90_group_tile {
 };
 
 /*
+ * CTA bid's tile of a grouped GEMM: tile row u of the rows real ones,
+ * column tn, in the dense kernel's raster (eight tile rows share B's
+ * tiles in L2); false for CTAs past the last tile.
+ */
+static __host__ __device__ __forceinline__ bool sm90_group_raster(uint32_t rows,
+								  uint32_t tiles_n,
+								  uint32_t bid, uint32_t *u,
+								  uint32_t *tn)
+{
+	const uint32_t group = 8, per = group * tiles_n;
+	uint32_t first, gm;
+
+	if (bid >= rows * tiles_n)
+		return false;
+	first = bid / per * group;
+	gm = rows - first < group ? rows - first : group;
+	*u = first + bid % per % gm;
+	*tn = bid % per / gm;
+	return true;
+}
+
+/*
  * The group of tile row u (< tile_start[count]): the last g with
  * tile_start[g] <= u, so that empty groups (no tile rows) are passed over.
  */
-static __device__ __forceinline__ struct sm90_group_tile
+static __host__ __device__ __forceinline__ struct sm90_group_tile
 sm90_group_tile(const struct sm90_groups &g, uint32_t u, uint32_t tn)
 {
 	uint32_t lo = 0, hi = g.count;
