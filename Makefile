@@ -97,6 +97,7 @@ TEST_BINS += $(CORE_TEST_SRCS:tests/core/%.c=$(BUILD)/tests/%)
 ifneq ($(NVCC),)
 ifneq ($(SANITIZE),1)
 TEST_BINS += $(BUILD)/tests/test_cuda_encode
+TEST_BINS += $(BUILD)/tests/test_cuda_group_tiles
 endif
 endif
 # The CUDA benchmark program (tests/bench/cuda_bench.py runs it) and the
@@ -279,6 +280,16 @@ $(BUILD)/tests/test_cuda_encode: tests/cuda/test_cuda_encode.cu \
 		-Xcompiler -Wall,-Wextra,-Werror -D_GNU_SOURCE \
 		-Ilib/include -Ilib/core -Ilib/cuda $< -o $@ \
 		-L$(BUILD)/lib -lmxaccel -Xlinker -rpath,'$$ORIGIN/../lib'
+
+# The grouped GEMM's tile mapping checked on the host (no GPU needed).
+$(BUILD)/tests/test_cuda_group_tiles: tests/cuda/test_cuda_group_tiles.cu \
+		lib/cuda/cuda_sm90.cuh
+	@mkdir -p $(dir $@)
+	$(quiet) NVCC $@
+	$(Q)$(NVCC) -std=c++20 -O2 -Werror all-warnings \
+		-Xcompiler -Wall,-Wextra,-Werror -D_GNU_SOURCE \
+		-Ilib/include -Ilib/src -Ilib/core -Ilib/cuda \
+		'-DMXCORE_GEOM_FN=__host__ __device__' $< -o $@
 
 module:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }
