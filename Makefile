@@ -97,6 +97,7 @@ TEST_BINS += $(CORE_TEST_SRCS:tests/core/%.c=$(BUILD)/tests/%)
 ifneq ($(NVCC),)
 ifneq ($(SANITIZE),1)
 TEST_BINS += $(BUILD)/tests/test_cuda_encode
+TEST_BINS += $(BUILD)/tests/test_cuda_group_tiles
 endif
 endif
 # The CUDA exact GEMMs' kernels run on the host against the cpu's
@@ -301,6 +302,15 @@ $(BUILD)/tests/test_cuda_exact_host: tests/cuda/test_cuda_exact.c \
 		tests/cuda/test_cuda_exact.c $(TEST_COMMON) \
 		$(BUILD)/obj/tests/cuda_exact_host.o -o $@ \
 		$(LDFLAGS_ALL) $(TOOL_LIBS) -lstdc++
+# The grouped GEMM's tile mapping checked on the host (no GPU needed).
+$(BUILD)/tests/test_cuda_group_tiles: tests/cuda/test_cuda_group_tiles.cu \
+		lib/cuda/cuda_sm90.cuh
+	@mkdir -p $(dir $@)
+	$(quiet) NVCC $@
+	$(Q)$(NVCC) -std=c++20 -O2 -Werror all-warnings \
+		-Xcompiler -Wall,-Wextra,-Werror -D_GNU_SOURCE \
+		-Ilib/include -Ilib/src -Ilib/core -Ilib/cuda \
+		'-DMXCORE_GEOM_FN=__host__ __device__' $< -o $@
 
 module:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) is not a kernel build tree" >&2; exit 1; }

@@ -111,11 +111,11 @@ struct consumer_rows {
 };
 
 __device__ __forceinline__ struct consumer_rows rows_of(const struct sm90_bf16_args &p,
-							uint32_t tile_m)
+							uint32_t a_row)
 {
 	const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
 	const int r0 = wg * 64 + warp * 16 + lane / 4;
-	const uint32_t gi = tile_m * BM + r0;
+	const uint32_t gi = a_row + r0;
 	const struct consumer_rows c = {
 		r0, lane % 4,
 		{ gi < p.m ? p.rmax_a[gi] : 0, gi + 8 < p.m ? p.rmax_a[gi + 8] : 0 },
@@ -264,15 +264,27 @@ __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
 }
 
 /*
+ * Where a CTA's tile lies, as a tile mapping policy (dense_tiles,
+ * group_tiles) finds it: its first rows of A and of B in their tensor
+ * maps, its first column of C, and the ends past which rows of A (rows of
+ * C) and columns of C are not stored; id is the policy's own.
+ */
+struct tile_at {
+	uint32_t a_row, b_row, c_col;
+	uint32_t m_end, n_end;
+	uint32_t id;
+};
+
+/*
  * B's row maxima of the tile into shared memory for the epilogue, by the
  * 256 consumer threads (read after a bar.sync 1 that follows).
  */
 __device__ __forceinline__ void rows_b(const struct sm90_bf16_args &p, uint32_t *rb,
-				       uint32_t tile_n)
+				       const struct tile_at &t)
 {
-	const uint32_t gj = tile_n * BN + threadIdx.x;
+	const uint32_t gj = t.c_col + threadIdx.x;
 
-	rb[threadIdx.x] = gj < p.n ? p.rmax_b[gj] : 0;
+	rb[threadIdx.x] = gj < t.n_end ? p.rmax_b[t.b_row + threadIdx.x] : 0;
 }
 
 /* Grouped raster: eight tile rows share the B tiles in L2. */
@@ -294,15 +306,14 @@ __device__ __forceinline__ void tile_of(const struct sm90_bf16_args &p, uint32_t
 template <bool NV = false>
 __device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float *st,
 					   const float *acc, const uint32_t *rb,
-					   const struct consumer_rows &c, uint32_t tile_m,
-					   uint32_t tile_n)
+					   const struct consumer_rows &c, const struct tile_at &t)
 {
 	stage_acc<NV>(p, st, acc, rb, c);
 	asm volatile("bar.sync 1, 256;" ::: "memory");
 	if (p.transposed)
-		write_c(p, st, EPI_LDT, BN, BM, tile_n * BN, tile_m * BM, p.n, p.m);
+		write_c(p, st, EPI_LDT, BN, BM, t.c_col, t.a_row, t.n_end, t.m_end);
 	else
-		write_c(p, st, EPI_LD, BM, BN, tile_m * BM, tile_n * BN, p.m, p.n);
+		write_c(p, st, EPI_LD, BM, BN, t.a_row, t.c_col, t.m_end, t.n_end);
 }
 
 /* Hand this tile to the fp8 kernel: it is two of its tiles wide. */
@@ -316,6 +327,77 @@ __device__ __forceinline__ void leave_tile(const struct sm90_bf16_args &p,
 	if (two)
 		p.list[at + 1] = tile_m * p.tiles_n8 + n8 + 1;
 }
+
+/* A dense GEMM: tiles_m x tiles_n tiles in the grouped raster. */
+struct dense_tiles {
+	static __device__ __forceinline__ bool at(const struct sm90_bf16_args &p,
+						  struct tile_at *t)
+	{
+		uint32_t tile_m, tile_n;
+
+		tile_of(p, &tile_m, &tile_n);
+		t->a_row = tile_m * BM;
+		t->b_row = t->c_col = tile_n * BN;
+		t->m_end = p.m;
+		t->n_end = p.n;
+		t->id = 0;
+		return true;
+	}
+	/* By every thread: B's rows of this tile cannot be folded exactly. */
+	static __device__ __forceinline__ bool bad(const struct sm90_bf16_args &p,
+						   const struct tile_at &t)
+	{
+		return p.bad_cols[t.b_row / BN];
+	}
+	static __device__ __forceinline__ void leave(const struct sm90_bf16_args &p,
+						     const struct tile_at &t)
+	{
+		leave_tile(p, t.a_row / BM, t.b_row / BN);
+	}
+};
+
+/*
+ * A grouped GEMM (2d x 3d): the tile rows of all groups (p.groups, from
+ * the device-side offsets), in the same raster; CTAs past the last tile
+ * exit.  A group's rows of A and its B rows start at their group's
+ * offsets in the tensor maps; rows past the group's end and columns past
+ * its N are loaded (A's next group, B's next stack entry: finite, or the
+ * tile is left) but never stored.
+ */
+struct group_tiles {
+	static __device__ __forceinline__ bool at(const struct sm90_bf16_args &p,
+						  struct tile_at *t)
+	{
+		const struct sm90_groups &g = p.groups;
+		uint32_t u, tn;
+		struct sm90_group_tile gt;
+
+		if (!sm90_group_raster(g.tile_start[g.count], p.tiles_n, blockIdx.x, &u, &tn))
+			return false;
+		gt = sm90_group_tile(g, u, tn);
+		t->a_row = gt.a_row;
+		t->b_row = gt.b_row;
+		t->c_col = gt.c_col;
+		t->m_end = gt.m_end;
+		t->n_end = g.n;
+		t->id = u * p.tiles_n + tn;
+		return true;
+	}
+	/* By every thread (a block-wide vote): any of the tile's B rows. */
+	static __device__ __forceinline__ bool bad(const struct sm90_bf16_args &p,
+						   const struct tile_at &t)
+	{
+		const uint32_t j = threadIdx.x;
+
+		return __syncthreads_or(j < BN && t.c_col + j < t.n_end &&
+					p.groups.bad_b[t.b_row + j]);
+	}
+	static __device__ __forceinline__ void leave(const struct sm90_bf16_args &p,
+						     const struct tile_at &t)
+	{
+		p.groups.list[atomicAdd(p.groups.list_count, 1)] = t.id;
+	}
+};
 
 /* What a consumer thread's main loop needs. */
 struct consumer {
@@ -377,6 +459,9 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 		load_frag<EA>(c, it + 1, nxt, flag);
 }
 
+#else
+struct dense_tiles;
+struct group_tiles;
 #endif /* SM90_CODE */
 
 /*
@@ -479,7 +564,7 @@ __global__ void prep_nvfp4_kernel(const struct sm90_nvfp4_prep_args p)
 #endif
 }
 
-template <int EA>
+template <int EA, typename Tiles>
 __global__ void __launch_bounds__(384, 1)
 gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		      const __grid_constant__ CUtensorMap tma_b,
@@ -495,13 +580,14 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);
 	const int wg = threadIdx.x / 128;
 	const uint32_t kt = (p.blocks + 1) / 2;
-	uint32_t tile_m, tile_n;
+	struct tile_at t;
 
-	tile_of(p, &tile_m, &tile_n);
+	if (!Tiles::at(p, &t))
+		return;
 	/* B's rows of this tile cannot be done exactly here. */
-	if (p.bad_cols[tile_n]) {
+	if (Tiles::bad(p, t)) {
 		if (threadIdx.x == 0)
-			leave_tile(p, tile_m, tile_n);
+			Tiles::leave(p, t);
 		return;
 	}
 
@@ -524,15 +610,15 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				mbar_wait(&empty[s], ph ^ 1);
 				mbar_expect_tx(&tmafull[s], bytes);
 				tma_load_2d(smem + L::RAWA_OFF + s * L::RAWA_BYTES, &tma_a,
-					    &tmafull[s], (int)(it * cba), (int)(tile_m * BM));
+					    &tmafull[s], (int)(it * cba), (int)t.a_row);
 				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
-					    &tmafull[s], (int)(it * KC * 2), (int)(tile_n * BN));
+					    &tmafull[s], (int)(it * KC * 2), (int)t.b_row);
 				tma_load_2d(smem + L::SA_OFF + s * L::SA_BYTES, &tma_sa,
-					    &tmafull[s], (int)(tile_m * BM), (int)(it * 2));
+					    &tmafull[s], (int)t.a_row, (int)(it * 2));
 			}
 		}
 	} else {
-		const struct consumer_rows at = rows_of(p, tile_m);
+		const struct consumer_rows at = rows_of(p, t.a_row);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
 		const struct consumer cs = { smem, tmafull, empty, kt, p.blocks, at };
 		uint32_t flag = 0;
@@ -540,7 +626,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		uint32_t fa[16], fb[16];
 
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
-		rows_b(p, rb, tile_n);
+		rows_b(p, rb, t);
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
@@ -563,10 +649,10 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		asm volatile("bar.sync 1, 256;" ::: "memory");
 		if (*bad) {
 			if (threadIdx.x == 0)
-				leave_tile(p, tile_m, tile_n);
+				Tiles::leave(p, t);
 			return;
 		}
-		write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
+		write_tile(p, (float *)smem, acc, rb, at, t);
 	}
 #endif
 }
@@ -592,8 +678,11 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 	const int wg = threadIdx.x / 128;
 	const uint32_t kt = (p.blocks + 1) / 2;
 	uint32_t tile_m, tile_n;
+	struct tile_at t;
 
-	tile_of(p, &tile_m, &tile_n);
+	dense_tiles::at(p, &t);
+	tile_m = t.a_row / BM;
+	tile_n = t.b_row / BN;
 	/* Rows of A or B in this tile cannot be done exactly here. */
 	if (p.bad_cols[tile_n] || p.bad_rows[tile_m]) {
 		if (threadIdx.x == 0)
@@ -621,12 +710,12 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 			}
 		}
 	} else {
-		const struct consumer_rows at = rows_of(p, tile_m);
+		const struct consumer_rows at = rows_of(p, t.a_row);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
 		float acc[128];
 
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(CONSUMER_REGS));
-		rows_b(p, rb, tile_n);
+		rows_b(p, rb, t);
 #pragma unroll
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
@@ -657,9 +746,9 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
 		if (p.nvfp4)
-			write_tile<true>(p, (float *)smem, acc, rb, at, tile_m, tile_n);
+			write_tile<true>(p, (float *)smem, acc, rb, at, t);
 		else
-			write_tile(p, (float *)smem, acc, rb, at, tile_m, tile_n);
+			write_tile(p, (float *)smem, acc, rb, at, t);
 	}
 #endif
 }
@@ -669,12 +758,29 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_bf16_args &p)
 {
 	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA>, layout::SMEM, &configured);
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA, dense_tiles>, layout::SMEM,
+				 &configured);
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_kernel<EA><<<p.tiles_m * p.tiles_n, 384, layout::SMEM, cd->stream>>>(
-		maps[0], maps[1], maps[2], p);
+	gemm_sm90_bf16_kernel<EA, dense_tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
+						 cd->stream>>>(maps[0], maps[1], maps[2], p);
+	return 0;
+}
+
+/* The grouped GEMM's instance: p.tiles_m tile rows bound the groups' own. */
+template <int EA>
+int launch_grouped_inst(struct cuda_device *cd, const CUtensorMap *maps,
+			const struct sm90_bf16_args &p)
+{
+	static unsigned long long configured;
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA, group_tiles>, layout::SMEM,
+				 &configured);
+
+	if (ret)
+		return ret;
+	gemm_sm90_bf16_kernel<EA, group_tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
+						 cd->stream>>>(maps[0], maps[1], maps[2], p);
 	return 0;
 }
 
@@ -694,6 +800,23 @@ int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 		return launch_inst<SM90_E2M1>(cd, maps, p);
 	default:
 		return launch_inst<SM90_E4M3>(cd, maps, p);
+	}
+}
+
+int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
+			     const struct sm90_bf16_args &p)
+{
+	switch (p.elem_a) {
+	case SM90_E5M2:
+		return launch_grouped_inst<SM90_E5M2>(cd, maps, p);
+	case SM90_E2M3:
+		return launch_grouped_inst<SM90_E2M3>(cd, maps, p);
+	case SM90_E3M2:
+		return launch_grouped_inst<SM90_E3M2>(cd, maps, p);
+	case SM90_E2M1:
+		return launch_grouped_inst<SM90_E2M1>(cd, maps, p);
+	default:
+		return launch_grouped_inst<SM90_E4M3>(cd, maps, p);
 	}
 }
 

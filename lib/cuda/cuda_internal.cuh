@@ -20,6 +20,7 @@
  * cuda_gemm_sm90_bf16.cu  its bf16 kernel (scales folded into operands)
  * cuda_gemm_sm90_decode.cu  its decode kernel (32 < M <= 64)
  * cuda_gemm_sm90_skinny.cu  its skinny kernel (M <= 32)
+ * cuda_gemm_sm90_grouped.cu  the grouped GEMM on the bf16 kernel's main loop
  * cuda_sm90.cuh    what they share (PTX helpers, the kernels' argument
  *                  structures and entry points); cuda_wgmma.cuh the wgmma
  *                  instructions; cuda_sm90_fold.cuh the folding
@@ -152,6 +153,8 @@ int cuda_launch_gemm_grouped_exact(struct cuda_device *cd,
  * once the host has waited for the work.
  */
 int cuda_exact_fault_take(struct cuda_device *cd);
+/* cuda_gemm_sm90_grouped.cu: the native grouped GEMM. */
+int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

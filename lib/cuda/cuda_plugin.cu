@@ -25,6 +25,8 @@
  *                   the native kernel cannot run
  *   cuda-weight-only  weight-only GEMM (dense A, MX or NVFP4 B) for
  *                   sm_90a: NATIVE, a decode kernel
+ *   cuda-grouped-sm90  the grouped GEMM: 2d x 3d on the bf16 kernel's
+ *                   main loop, 2d x 2d by the dense paths per group: NATIVE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -373,6 +375,14 @@ static int rank_sm90(struct mxa_device *dev, const struct mxa_op_desc *desc)
 	return cuda_sm90_path_rank(cuda_dev(dev), desc, P);
 }
 
+/* E8M0 scales only: the table entry's scale_types says so (no NVFP4). */
+static const char *reject_grouped(struct mxa_device *dev,
+				  const struct mxa_op_desc *desc)
+{
+	(void)desc;
+	return cuda_sm90_reject(cuda_dev(dev));
+}
+
 static const char *reject_cublas(struct mxa_device *dev,
 				 const struct mxa_op_desc *desc)
 {
@@ -403,6 +413,7 @@ enum {
 	K_WEIGHT_ONLY_EXACT,
 	K_GROUPED_EXACT,
 	K_WEIGHT_ONLY,
+	K_SM90_GROUPED,
 };
 
 /*
@@ -521,6 +532,15 @@ static const struct mxa_kernel cuda_kernels[] = {
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = reject_weight_only,
 	},
+	{	/* K_SM90_GROUPED */
+		.name = "cuda-grouped-sm90",
+		.summary = "native grouped MX GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (an fp32 kernel for tiles that cannot be folded); 2d x 2d by the dense native GEMM per group, offsets read on the host (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = true,
+		.exact = false,
+		.rank = 20,
+		.reject = reject_grouped,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -551,6 +571,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_grouped_exact(cd, &w->job);
 	case K_WEIGHT_ONLY:
 		return cuda_launch_gemm_weight_only(cd, &w->job);
+	case K_SM90_GROUPED:
+		return cuda_launch_gemm_grouped_sm90(cd, &w->job);
 	}
 	return -EINVAL;
 }

@@ -328,6 +328,20 @@ enum { SM90_BF16_BM = 128, SM90_BF16_BN = 256, SM90_BF16_KC = 64 };
 /* Element types as the bf16 kernel converts them. */
 enum sm90_elem { SM90_E4M3, SM90_E5M2, SM90_E2M3, SM90_E3M2, SM90_E2M1 };
 
+/*
+ * A grouped GEMM's groups (2d x 3d: groups of A's rows, one B of n rows
+ * each) as the grouped launcher's schedule pre-pass leaves them in device
+ * memory (cuda_gemm_sm90_grouped.cu); all zero for a dense GEMM.
+ */
+struct sm90_groups {
+	const uint32_t *row_start;	/* count + 1: first row of A per group */
+	const uint32_t *tile_start;	/* count + 1: first tile row per group */
+	uint32_t count;
+	uint32_t n;			/* rows of B (columns of C) per group */
+	const uint32_t *bad_b;		/* per row of the B stack: not foldable */
+	uint32_t *list, *list_count;	/* tiles left to the fallback kernel */
+};
+
 struct sm90_bf16_args {
 	uint32_t m, n, blocks;		/* rows of A, rows of B, K / 32 */
 	int elem_a;			/* enum sm90_elem */
@@ -355,7 +369,63 @@ struct sm90_bf16_args {
 	 */
 	int nvfp4;
 	float t1, t2;
+	struct sm90_groups groups;	/* the grouped kernel's (tiles_m: its bound) */
 };
+
+/* Tile (u, tn) of a grouped GEMM: tile row u of all groups', column tn. */
+struct sm90_group_tile {
+	uint32_t group;
+	uint32_t a_row, m_end;		/* A's (C's) rows [a_row, m_end) at most */
+	uint32_t b_row, c_col;		/* B's row in the stack, C's column */
+};
+
+/*
+ * CTA bid's tile of a grouped GEMM: tile row u of the rows real ones,
+ * column tn, in the dense kernel's raster (eight tile rows share B's
+ * tiles in L2); false for CTAs past the last tile.
+ */
+static __host__ __device__ __forceinline__ bool sm90_group_raster(uint32_t rows,
+								  uint32_t tiles_n,
+								  uint32_t bid, uint32_t *u,
+								  uint32_t *tn)
+{
+	const uint32_t group = 8, per = group * tiles_n;
+	uint32_t first, gm;
+
+	if (bid >= rows * tiles_n)
+		return false;
+	first = bid / per * group;
+	gm = rows - first < group ? rows - first : group;
+	*u = first + bid % per % gm;
+	*tn = bid % per / gm;
+	return true;
+}
+
+/*
+ * The group of tile row u (< tile_start[count]): the last g with
+ * tile_start[g] <= u, so that empty groups (no tile rows) are passed over.
+ */
+static __host__ __device__ __forceinline__ struct sm90_group_tile
+sm90_group_tile(const struct sm90_groups &g, uint32_t u, uint32_t tn)
+{
+	uint32_t lo = 0, hi = g.count;
+	struct sm90_group_tile t;
+
+	while (hi - lo > 1) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g.tile_start[mid] <= u)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	t.group = lo;
+	t.a_row = g.row_start[lo] + (u - g.tile_start[lo]) * SM90_BF16_BM;
+	t.m_end = g.row_start[lo + 1];
+	t.c_col = tn * SM90_BF16_BN;
+	t.b_row = lo * g.n + t.c_col;
+	return t;
+}
 
 /* An operand (rows x 32 blocks) to bf16 for the bf16 kernels. */
 struct sm90_prep_args {
@@ -408,6 +478,13 @@ int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 			const struct sm90_bf16_args &p);
 /* Whether the device can run them (shared memory). */
 bool sm90_bf16_fits(struct cuda_device *cd);
+/*
+ * The grouped bf16 kernel: the same main loop over the tiles of every
+ * group (p.groups; p.tiles_m x p.tiles_n CTAs, an upper bound), maps as
+ * for sm90_launch_bf16() with B the bf16 stack of all groups.
+ */
+int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
+			     const struct sm90_bf16_args &p);
 
 /* An MX operand read in place (the decode and skinny kernels). */
 struct sm90_mx_operand {

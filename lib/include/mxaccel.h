@@ -468,7 +468,9 @@ int mxa_gemm_batch(struct mxa_device *dev, const struct mxa_gemm_op *ops,
  * -EOVERFLOW when the offsets or a group's operands overrun their buffer.
  * Queries and plans use MXA_OP_GEMM_GROUPED with m = a->rows, n = N, k =
  * a->cols.  Offsets are read at validation where the host can read the
- * buffer (always on the cpu).
+ * buffer (always on the cpu).  Where it cannot (cuda), the kernel checks
+ * the ends and writes nothing for malformed ones; the call returns their
+ * error where it waits for the device, not in stream mode.
  */
 enum mxa_group_kind {
 	MXA_GROUP_2D_3D = 0,	/* groups along M; B one matrix per group */

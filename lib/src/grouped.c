@@ -190,6 +190,68 @@ static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 	return 0;
 }
 
+/*
+ * A's or B's scales when the groups' sizes are unknown: plain ones lie in
+ * the whole matrix's rows; per-group swizzled ones anywhere from
+ * scale_offset to the buffer's end.
+ */
+static void scale_span_blind(const struct mxa_matrix *m, struct mxa_extent *s)
+{
+	struct mxa_extent e = mxa__scale_extent(m, NULL);
+
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED)
+		e.hi = m->scale->size;
+	span_add(s, &e);
+}
+
+/*
+ * Offsets the host cannot read (device memory): what does not depend on
+ * them is checked here, the ends by the device's kernel, which writes
+ * nothing for malformed ones.  2d x 3d: the last group's B inside its
+ * buffers (the stack does not depend on the ends); C apart from every
+ * input, each taken as wide as any ends could make it.
+ */
+static int check_groups_blind(struct mxa_device *dev, const struct mxa_job *job)
+{
+	struct mxa_extent in[5] = {
+		{ job->a.data, 0, 0, "a data" },
+		{ job->a.scale, 0, 0, "a scale" },
+		{ job->b.data, 0, 0, "b data" },
+		{ job->b.scale, 0, 0, "b scale" },
+		{ job->groups.offsets, job->groups.offsets_offset,
+		  job->groups.offsets_offset + (size_t)job->groups.count * 4,
+		  "offsets" },
+	};
+	struct mxa_extent out = mxa__dense_extent(&job->dense, "c"), e;
+	struct mxa_matrix last = job->b;
+	unsigned int i;
+	int ret;
+
+	if (job->groups.kind == MXA_GROUP_2D_3D) {
+		mxa__group_stack_part(&job->b, job->groups.count - 1, &last);
+		ret = mxa__check_matrix(dev, "gemm_grouped: the last group's b",
+					&last);
+		if (ret)
+			return ret;
+		e = mxa__data_extent(&last, NULL);
+		span_add(&in[2], &e);
+		e = mxa__scale_extent(&last, NULL);
+		span_add(&in[3], &e);
+	}
+	e = mxa__data_extent(&job->a, NULL);
+	span_add(&in[0], &e);
+	e = mxa__data_extent(&job->b, NULL);
+	span_add(&in[2], &e);
+	scale_span_blind(&job->a, &in[1]);
+	scale_span_blind(&job->b, &in[3]);
+	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
+		ret = mxa__check_overlap("gemm_grouped", &out, &in[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
 			    const struct mxa_matrix *b, const struct mxa_dense *c,
 			    const struct mxa_grouped *groups, uint32_t flags,
@@ -260,7 +322,7 @@ int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
 	 * check, with these rules (cuda-grouped-exact: lib/cuda/cuda_exact.cuh).
 	 */
 	if (!groups->offsets->host)
-		return 0;
+		return check_groups_blind(dev, job);
 	{
 		const int32_t *ends = (const int32_t *)
 			((const uint8_t *)groups->offsets->host +

@@ -169,6 +169,13 @@ def test_within_bound_of_float64(device, recipe, three):
                                pref="emulated").cpu().double()
         assert ((emu - ref).abs() <= 2.0 ** -24 * ref.abs() +
                 2.0 ** -60 * mag).all()
+    sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", recipe,
+                          "auto", op="gemm_grouped", dtype=torch.float32)
+    if sup == Support.NONE:
+        # No grouped kernel for the recipe (NVFP4 on CUDA).
+        with pytest.raises(UnsupportedError):
+            mxt.grouped_gemm(*ops, recipe, out_dtype=torch.float32)
+        return
     auto = mxt.grouped_gemm(*ops, recipe, out_dtype=torch.float32)
     auto = auto.cpu().double()
     assert ((auto - ref).abs() <= (k + 2) * 2.0 ** -24 * mag).all()

@@ -51,7 +51,7 @@ if has test; then
 	for t in test_special test_native_bound test_nvfp4 test_nvfp4_native test_colwise \
 		 test_golden test_api_buffers test_api_devices test_api_plan \
 		 test_api_gemm_validation test_api_quantize_validation \
-		 test_gemm_exact test_weight_only; do
+		 test_gemm_exact test_weight_only test_grouped_gemm; do
 		[ -x "$build/tests/$t" ] || continue
 		MXACCEL_TEST_DEVICE=cuda:0 "$build/tests/$t" >"$out/$t.cuda.log" 2>&1
 		rc=$?

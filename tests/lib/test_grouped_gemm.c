@@ -8,16 +8,24 @@
  *   does (each group's scales swizzled on their own: to_blocked per group),
  *   MX, NVFP4 (two level) and mixed operands, fp32 and bf16 C, with and
  *   without MXA_GEMM_ACCUMULATE.
- * - EMULATED: every group's C equals, byte for byte, mxa_gemm() EMULATED
- *   of that group's rows / K columns copied into operands of their own
- *   (plain scales), so the per-group layouts are checked independently of
- *   the library's walk.  An empty K group gives 0 (C_in, rounded).
- * - NATIVE: within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus half an
- *   ulp of the exact result, per element; (K_g + 4) * 2^-24 when an
- *   operand is NVFP4 (Documentation/numerics.rst).  A device whose
- *   mxa_query() has no NATIVE grouped kernel for the scale types must
- *   refuse with -EOPNOTSUPP.
+ * - The reference: each group's mxa_gemm() EMULATED on the cpu of that
+ *   group's rows / K columns copied into operands of their own (plain
+ *   scales), so the per-group layouts are checked independently of the
+ *   library's walk and of the device under test.  An empty K group gives
+ *   0 (C_in, rounded).
+ * - EMULATED, where the device has it: byte for byte the reference.
+ * - NATIVE (E8M0 only): within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus
+ *   half an ulp of the exact result (2d x 2d on a GPU: the dense
+ *   cuda-mx-sm90 bound), per element, NaN and Inf exactly
+ *   where the reference has them (special codes, NaN scales and scale
+ *   spans too wide for folding, planted in some configurations); (K_g + 4)
+ *   * 2^-24 when an operand is NVFP4.  A device whose mxa_query() has no
+ *   NATIVE grouped kernel for the scale types must refuse with -EOPNOTSUPP.  Groups of 130 rows and N = 260 / 300 cross the CUDA
+ *   kernel's 128 x 256 tiles.
  * - Every malformed request fails with its errno and writes nothing.
+ *
+ * Buffers are written and read with mxa_buffer_write/read, so the test
+ * runs on any device (MXACCEL_TEST_DEVICE=cuda:0).
  */
 #include <errno.h>
 #include <math.h>
@@ -98,12 +106,35 @@ static struct mxa_buffer *buffer(struct mxa_device *dev, size_t size)
 	return b;
 }
 
-static uint8_t *host_of(struct mxa_buffer *b)
+/* Buffers through write and read: no device needs a host mapping. */
+static void put(struct mxa_buffer *b, size_t off, const void *src, size_t n)
 {
-	void *p = NULL;
+	int ret = n ? mxa_buffer_write(b, off, src, n) : 0;
 
-	if (mxa_buffer_map(b, &p)) {
-		fprintf(stderr, "cannot map a buffer\n");
+	if (ret) {
+		fprintf(stderr, "mxa_buffer_write(%zu bytes at %zu): %d\n", n, off,
+			ret);
+		exit(1);
+	}
+}
+
+static void get(struct mxa_buffer *b, size_t off, void *dst, size_t n)
+{
+	int ret = n ? mxa_buffer_read(b, off, dst, n) : 0;
+
+	if (ret) {
+		fprintf(stderr, "mxa_buffer_read(%zu bytes at %zu): %d\n", n, off,
+			ret);
+		exit(1);
+	}
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
 	return p;
@@ -132,14 +163,18 @@ static struct mxa_matrix part(struct mxa_device *dev, const struct host_op *h,
 
 	m.data = buffer(dev, nr * row_bytes(h, nk));
 	m.scale = buffer(dev, (size_t)nr * nb);
-	d = host_of(m.data);
-	s = host_of(m.scale);
+	d = xmalloc(nr * row_bytes(h, nk));
+	s = xmalloc((size_t)nr * nb);
 	for (r = 0; r < nr; r++) {
 		pack_row(h, r0 + r, k0, nk, d + r * row_bytes(h, nk));
 		memcpy(s + (size_t)r * nb,
 		       h->scale + (size_t)(r0 + r) * (h->cols / h->block) +
 		       k0 / h->block, nb);
 	}
+	put(m.data, 0, d, nr * row_bytes(h, nk));
+	put(m.scale, 0, s, (size_t)nr * nb);
+	free(d);
+	free(s);
 	return m;
 }
 
@@ -180,12 +215,14 @@ static struct mxa_matrix grouped_operand(struct mxa_device *dev,
 	uint8_t *d, *s;
 
 	m.data = buffer(dev, (size_t)h->rows * row_bytes(h, h->cols));
-	d = host_of(m.data);
+	d = xmalloc((size_t)h->rows * row_bytes(h, h->cols));
 	for (r = 0; r < h->rows; r++)
 		pack_row(h, r, 0, h->cols, d + r * row_bytes(h, h->cols));
+	put(m.data, 0, d, (size_t)h->rows * row_bytes(h, h->cols));
+	free(d);
 	if (layout == MXA_LAYOUT_PLAIN) {
 		m.scale = buffer(dev, (size_t)h->rows * nb);
-		memcpy(host_of(m.scale), h->scale, (size_t)h->rows * nb);
+		put(m.scale, 0, h->scale, (size_t)h->rows * nb);
 		return m;
 	}
 	/* Sizes first, then the scales of each group. */
@@ -201,7 +238,11 @@ static struct mxa_matrix grouped_operand(struct mxa_device *dev,
 			bytes += up(h->rows, 128) * up(size / h->block, 4);
 	}
 	m.scale = buffer(dev, bytes);
-	s = host_of(m.scale);
+	s = calloc(bytes ? bytes : 1, 1);
+	if (!s) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
 	for (g = 0; g < count; g++) {
 		uint32_t lo = g ? (uint32_t)ends[g - 1] : 0;
 		uint32_t size = (uint32_t)ends[g] - lo;
@@ -218,10 +259,15 @@ static struct mxa_matrix grouped_operand(struct mxa_device *dev,
 					h->scale[(size_t)(r0 + r) * nb + b0 + b];
 		pos += up(rows, 128) * up(gb, 4);
 	}
+	put(m.scale, 0, s, bytes);
+	free(s);
 	return m;
 }
 
-/* Element (r, k)'s value (code * block scale [* tensor scale]). */
+/*
+ * Element (r, k)'s value (code * block scale [* tensor scale]) as a double
+ * (NaN for NaN codes and scales).
+ */
 static double value(const struct host_op *h, uint32_t r, uint32_t k)
 {
 	double v = test_elem_value(h->elem, h->code[(size_t)r * h->cols + k]);
@@ -233,6 +279,47 @@ static double value(const struct host_op *h, uint32_t r, uint32_t k)
 	return h->tensor_scale != 0 ? v * h->tensor_scale : v;
 }
 
+/*
+ * Special values at fixed places of an MX operand (rows that exist):
+ * Inf and NaN codes where the element type has them, a NaN scale, and a
+ * row whose scales span 67 binades (more than any element type folds
+ * exactly into bf16 operands, so such tiles take a device's slow path).
+ */
+static void plant_specials(struct host_op *h, bool is_a, uint32_t n)
+{
+	const uint32_t nb = h->cols / 32;
+	const bool fp8 = h->elem == MXA_ELEM_E4M3 || h->elem == MXA_ELEM_E5M2;
+	const uint8_t nan = 0x7f;	/* e4m3 and e5m2 */
+	const struct { uint32_t r, k; uint8_t code; } codes[] = {
+		{ 10, 7, 0x7c }, { 20, 33, 0xfc }, { 40, 50, nan },
+		{ 3 * n + 2, 40, nan }, { 4 * n + 1, 3, 0x7c },
+	};
+	const struct { uint32_t r, b; uint8_t s; } scales[] = {
+		{ 70, 1, 0xff }, { 100, 0, 60 }, { 3 * n + 4, 0, 60 },
+		{ 2 * n + 7, 1, 0xff },
+	};
+	unsigned int i;
+
+	/* Rows past the operand's wrap around: small ones get them too. */
+	for (i = 0; i < TEST_ARRAY_SIZE(codes); i++) {
+		uint8_t c = codes[i].code;
+
+		/* A: the first three; B: the last two.  Inf only in e5m2. */
+		if ((i < 3) != is_a || !fp8)
+			continue;
+		if (c != nan && h->elem != MXA_ELEM_E5M2)
+			continue;
+		h->code[(size_t)(codes[i].r % h->rows) * h->cols +
+			codes[i].k % h->cols] = c;
+	}
+	for (i = 0; i < TEST_ARRAY_SIZE(scales); i++) {
+		if ((i < 2) != is_a)
+			continue;
+		h->scale[(size_t)(scales[i].r % h->rows) * nb +
+			 scales[i].b % nb] = scales[i].s;
+	}
+}
+
 struct config {
 	const char *name;
 	enum mxa_group_kind kind;
@@ -241,23 +328,35 @@ struct config {
 	enum mxa_scale_layout layout;
 	enum mxa_dtype dtype;
 	bool accumulate;
+	uint32_t n, k;		/* 0: 5 and, 2d x 3d, 64 */
+	bool specials;		/* plant_specials() in both operands */
 };
 
 static const uint32_t dsize[2] = { 4, 2 };
 
+/* Failures printed per configuration; the rest are counted. */
+#define SHOWN 12
+
 /*
  * NATIVE group g (rows x n results at got) against the exact ones (ref):
- * |v - x| <= (K_g + 1) * 2^-24 * (sum |a*b| + |C_in|) + half an ulp of x.
+ * NaN where ref is NaN, the same infinity where it is infinite, else
+ * |v - x| <= gamma * (sum |a*b| + |C_in|) + half an ulp of x, gamma
+ * (K_g + 1) * 2^-24, or on a GPU for 2d x 2d (each group through the
+ * dense cuda-mx-sm90 paths) their stated 2^-9 + (K_g / 32 + 1) * 2^-24
+ * (bf16: of x and of v, both one rounding away, Documentation/numerics.rst).
+ * Returns the number of elements out of bound.
  */
-static void check_native(const struct config *cf, const struct host_op *ha,
-			 const struct host_op *hb, uint32_t g, uint32_t lo,
-			 uint32_t kg, uint32_t rows, uint32_t n,
-			 const uint8_t *got, const uint8_t *ref,
-			 const uint8_t *in)
+static unsigned int check_native(const struct config *cf, double gamma,
+				 const struct host_op *ha,
+				 const struct host_op *hb, uint32_t g,
+				 uint32_t lo, uint32_t kg, uint32_t rows,
+				 uint32_t n, const uint8_t *got,
+				 const uint8_t *ref, const uint8_t *in,
+				 unsigned int shown)
 {
 	bool mk = cf->kind == MXA_GROUP_2D_3D;
 	uint32_t es = dsize[cf->dtype], i, j, kk;
-	unsigned int mb = es == 2 ? 7 : 23;
+	unsigned int mb = es == 2 ? 7 : 23, bad = 0;
 
 	for (i = 0; i < rows; i++) {
 		for (j = 0; j < n; j++) {
@@ -266,59 +365,155 @@ static void check_native(const struct config *cf, const struct host_op *ha,
 			uint32_t ar = mk ? lo + i : i, br = mk ? g * n + j : j;
 			uint32_t k0 = mk ? 0 : lo;
 			double v, x, s = 0, cv = 0;
+			bool ok;
 
 			memcpy(&vb, got + at, es);
 			memcpy(&rb, ref + at, es);
 			memcpy(&cb, in + at, es);
 			v = test_float_value(vb, mb);
 			x = test_float_value(rb, mb);
-			if (cf->accumulate)
-				cv = fabs(test_float_value(cb, mb));
-			for (kk = 0; kk < kg; kk++)
-				s += fabs(value(ha, ar, k0 + kk) *
-					  value(hb, br, k0 + kk));
-			s = (kg + (cf->nva || cf->nvb ? 4 : 1)) * 0x1p-24 *
-			    (s + cv) +
-			    fabs(x) * (es == 2 ? 0x1p-8 : 0x1p-24) + 0x1p-149;
-			CHECK(fabs(v - x) <= s,
-			      "%s: NATIVE group %u C[%u][%u] = %g, exact %g, bound %g",
-			      cf->name, g, i, j, v, x, s);
+			if (isnan(x)) {
+				ok = isnan(v);
+			} else if (isinf(x)) {
+				ok = v == x;
+			} else {
+				if (cf->accumulate)
+					cv = fabs(test_float_value(cb, mb));
+				for (kk = 0; kk < kg; kk++)
+					s += fabs(value(ha, ar, k0 + kk) *
+						  value(hb, br, k0 + kk));
+				/* bf16: c and c_ref both one rounding away. */
+				s = gamma * (s + cv) +
+				    (es == 2 ? 0x1p-8 * (fabs(x) + fabs(v)) :
+					       0x1p-24 * fabs(x)) + 0x1p-149;
+				ok = fabs(v - x) <= s;
+			}
+			if (ok)
+				continue;
+			if (shown + bad < SHOWN)
+				test_fail(__FILE__, __LINE__,
+					  "%s: NATIVE group %u C[%u][%u] (row %u of C) = %g (0x%x), exact %g (0x%x), bound %g",
+					  cf->name, g, i, j,
+					  mk ? lo + i : g * rows + i, v, vb, x,
+					  rb, s);
+			bad++;
 		}
+	}
+	return bad;
+}
+
+/*
+ * The reference of every group into ref (C's bytes, from C_in): mxa_gemm()
+ * EMULATED on the cpu of operands copied out of the group; an empty K
+ * group's C is 0, or C_in rounded (a NaN the default one, -0 + 0 = +0).
+ */
+static void reference(struct mxa_device *cpu, const struct config *cf,
+		      const struct host_op *ha, const struct host_op *hb,
+		      const int32_t *ends, uint32_t count, uint32_t m,
+		      uint32_t n, uint32_t k, uint8_t *ref)
+{
+	bool mk = cf->kind == MXA_GROUP_2D_3D;
+	uint32_t es = dsize[cf->dtype], g, j;
+	uint32_t flags = cf->accumulate ? MXA_GEMM_ACCUMULATE : 0;
+
+	for (g = 0; g < count; g++) {
+		uint32_t lo = g ? (uint32_t)ends[g - 1] : 0;
+		uint32_t size = (uint32_t)ends[g] - lo;
+		uint32_t r0 = mk ? lo : g * m, rows = mk ? size : m;
+		uint8_t *c = ref + (size_t)r0 * n * es;
+		struct mxa_matrix pa, pb;
+		struct mxa_dense pc;
+
+		if (!size && mk)
+			continue;
+		if (!size) {
+			for (j = 0; j < rows * n; j++) {
+				uint32_t w = 0;
+
+				if (cf->accumulate)
+					memcpy(&w, c + j * es, es);
+				if (es == 4 && test_isnan_bits(w, 23))
+					w = 0x7fc00000;
+				if (es == 2 && test_isnan_bits(w, 7))
+					w = 0x7fc0;
+				if (w == 0x80000000 || (es == 2 && w == 0x8000))
+					w = 0;
+				memcpy(c + j * es, &w, es);
+			}
+			continue;
+		}
+		pa = part(cpu, ha, mk ? lo : 0, mk ? size : m, mk ? 0 : lo,
+			  mk ? k : size);
+		pb = part(cpu, hb, mk ? g * n : 0, n, mk ? 0 : lo,
+			  mk ? k : size);
+		pc = (struct mxa_dense){ .buf = buffer(cpu, (size_t)rows * n * es),
+					 .dtype = cf->dtype, .rows = rows,
+					 .cols = n };
+		put(pc.buf, 0, c, (size_t)rows * n * es);
+		CHECK_RET(mxa_gemm(cpu, &pa, &pb, &pc, flags,
+				   MXA_PREF_EMULATED), 0);
+		get(pc.buf, 0, c, (size_t)rows * n * es);
+		release(&pa);
+		release(&pb);
+		mxa_buffer_free(pc.buf);
 	}
 }
 
-/* Run one configuration: grouped vs per-group, EMULATED and NATIVE. */
-static void run_config(struct mxa_device *dev, const struct config *cf,
-		       const int32_t *ends, uint32_t count)
+/* The query a configuration's grouped request makes. */
+static struct mxa_op_desc desc_of(const struct config *cf, uint32_t m,
+				  uint32_t n, uint32_t k)
+{
+	return (struct mxa_op_desc){
+		.op = MXA_OP_GEMM_GROUPED,
+		.a_elem = cf->nva ? MXA_ELEM_E2M1 : cf->ea,
+		.b_elem = cf->nvb ? MXA_ELEM_E2M1 : cf->eb,
+		.a_scale_type = cf->nva ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.b_scale_type = cf->nvb ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.dtype = cf->dtype, .m = m, .n = n, .k = k,
+		.flags = cf->accumulate ? MXA_GEMM_ACCUMULATE : 0,
+	};
+}
+
+/* Run one configuration: grouped vs the per-group reference. */
+static void run_config(struct mxa_device *dev, struct mxa_device *cpu,
+		       const struct config *cf, const int32_t *ends,
+		       uint32_t count)
 {
 	bool mk = cf->kind == MXA_GROUP_2D_3D;
 	uint32_t m = mk ? (uint32_t)ends[count - 1] : 7;
-	uint32_t n = 5;
-	uint32_t k = mk ? 64 : (uint32_t)ends[count - 1];
+	uint32_t n = cf->n ? cf->n : 5;
+	uint32_t k = mk ? (cf->k ? cf->k : 64) : (uint32_t)ends[count - 1];
 	uint32_t crows = mk ? m : count * m, es = dsize[cf->dtype];
 	uint32_t i, g, flags = cf->accumulate ? MXA_GEMM_ACCUMULATE : 0;
+	struct mxa_op_desc d = desc_of(cf, m, n, k);
 	struct host_op ha, hb;
 	struct mxa_matrix a, b;
 	struct mxa_dense c;
 	struct mxa_buffer *obuf;
 	struct mxa_grouped gr;
-	uint8_t *cin, *cexact;
+	uint8_t *cin, *cref, *got;
 	size_t cbytes = (size_t)crows * n * es;
-	int pass;
+	unsigned int bad = 0;
+	int ret;
 
 	host_op_init(&ha, cf->ea, cf->nva, 0x1.3p-3f, m, k);
 	host_op_init(&hb, cf->eb, cf->nvb, 0x1.7ffffep+4f,
 		     mk ? count * n : n, k);
+	if (cf->specials) {
+		plant_specials(&ha, true, n);
+		plant_specials(&hb, false, n);
+	}
 	a = grouped_operand(dev, &ha, cf->layout, mk ? BY_ROWS : BY_COLS,
 			    ends, count);
 	b = grouped_operand(dev, &hb, cf->layout, mk ? STACK : BY_COLS, ends,
 			    count);
 	obuf = buffer(dev, 8 + count * 4);
-	memcpy(host_of(obuf) + 8, ends, count * 4);
+	put(obuf, 8, ends, count * 4);
 	gr = (struct mxa_grouped){ .kind = cf->kind, .count = count,
 				   .offsets = obuf, .offsets_offset = 8 };
-	cin = malloc(cbytes);
-	cexact = malloc(cbytes);
+	cin = xmalloc(cbytes);
+	cref = xmalloc(cbytes);
+	got = xmalloc(cbytes);
 	for (i = 0; i < crows * n; i++) {
 		uint32_t bits = test_f32_bits(test_rand_float(8));
 
@@ -326,92 +521,80 @@ static void run_config(struct mxa_device *dev, const struct config *cf,
 			bits >>= 16;
 		memcpy(cin + i * es, &bits, es);
 	}
+	memcpy(cref, cin, cbytes);
+	reference(cpu, cf, &ha, &hb, ends, count, m, n, k, cref);
+	if (cf->specials) {
+		unsigned int nan = 0, inf = 0;
+
+		for (i = 0; i < crows * n; i++) {
+			uint32_t v = 0;
+			double x;
+
+			memcpy(&v, cref + i * es, es);
+			x = test_float_value(v, es == 2 ? 7 : 23);
+			nan += isnan(x) != 0;
+			inf += isinf(x) != 0;
+		}
+		printf("%s: %u NaN and %u infinite results of %u\n", cf->name,
+		       nan, inf, crows * n);
+		CHECK(nan && (inf || cf->ea != MXA_ELEM_E5M2),
+		      "%s: the planted special values gave %u NaN, %u Inf",
+		      cf->name, nan, inf);
+	}
 	c = (struct mxa_dense){ .buf = buffer(dev, cbytes), .dtype = cf->dtype,
 				.rows = crows, .cols = n };
 
-	for (pass = 0; pass < 2; pass++) {
-		enum mxa_pref pref = pass ? MXA_PREF_NATIVE : MXA_PREF_EMULATED;
-		struct mxa_op_desc d = {
-			.op = MXA_OP_GEMM_GROUPED, .a_elem = ha.elem,
-			.b_elem = hb.elem, .a_scale_type = ha.st,
-			.b_scale_type = hb.st, .dtype = cf->dtype, .m = m,
-			.n = n, .k = k, .flags = flags,
-		};
-		bool native_ok = test_supports(dev, &d, MXA_PREF_NATIVE);
-		int ret;
-
-		memcpy(host_of(c.buf), cin, cbytes);
-		ret = mxa_gemm_grouped(dev, &a, &b, &c, &gr, flags, pref);
-		if (pass && !native_ok) {
-			CHECK(ret == -EOPNOTSUPP,
-			      "%s: NATIVE, which mxa_query() refuses, returned %d, want -EOPNOTSUPP",
-			      cf->name, ret);
-			break;
+	/* EMULATED, where the device has it: the reference, byte for byte. */
+	if (test_supports(dev, &d, MXA_PREF_EMULATED)) {
+		put(c.buf, 0, cin, cbytes);
+		CHECK_RET(mxa_gemm_grouped(dev, &a, &b, &c, &gr, flags,
+					   MXA_PREF_EMULATED), 0);
+		get(c.buf, 0, got, cbytes);
+		for (i = 0; i < crows * n * es && bad < SHOWN; i++) {
+			if (got[i] == cref[i])
+				continue;
+			CHECK(0, "%s: EMULATED C[%u][%u] byte %u = 0x%02x, the group's mxa_gemm() gives 0x%02x",
+			      cf->name, i / es / n, i / es % n, i % es, got[i],
+			      cref[i]);
+			bad++;
 		}
-		CHECK(!ret, "%s: %s returned %d", cf->name,
-		      mxa_pref_name(pref), ret);
-		if (ret)
-			break;
-		if (!pass)
-			memcpy(cexact, host_of(c.buf), cbytes);
-		for (g = 0; g < count; g++) {
+	}
+
+	put(c.buf, 0, cin, cbytes);
+	ret = mxa_gemm_grouped(dev, &a, &b, &c, &gr, flags, MXA_PREF_NATIVE);
+	if (!test_supports(dev, &d, MXA_PREF_NATIVE)) {
+		CHECK(ret == -EOPNOTSUPP,
+		      "%s: NATIVE, which mxa_query() refuses, returned %d, want -EOPNOTSUPP",
+		      cf->name, ret);
+	} else {
+		CHECK(!ret, "%s: NATIVE returned %d", cf->name, ret);
+		get(c.buf, 0, got, cbytes);
+		for (g = 0; g < count && !ret; g++) {
 			uint32_t lo = g ? (uint32_t)ends[g - 1] : 0;
 			uint32_t size = (uint32_t)ends[g] - lo;
 			uint32_t r0 = mk ? lo : g * m, rows = mk ? size : m;
-			const uint8_t *got = host_of(c.buf) + (size_t)r0 * n * es;
-			const uint8_t *ref = cexact + (size_t)r0 * n * es;
-			const uint8_t *in = cin + (size_t)r0 * n * es;
-			struct mxa_matrix pa, pb;
-			struct mxa_dense pc;
-			uint32_t j;
+			size_t at = (size_t)r0 * n * es;
 
-			if (!size) {
-				if (mk || pass)
-					continue;
-				/* An empty K group: 0, or C_in rounded. */
-				for (j = 0; j < rows * n; j++) {
-					uint32_t v = 0, w = 0;
+			if (!size)
+				continue;
+			const uint32_t nv = cf->nva || cf->nvb ? 4 : 1;
+			double gamma = (size + nv) * 0x1p-24;
 
-					memcpy(&v, got + j * es, es);
-					if (cf->accumulate)
-						memcpy(&w, in + j * es, es);
-					if (es == 4 && cf->accumulate &&
-					    test_isnan_bits(w, 23))
-						w = 0x7fc00000;
-					if (w == 0x80000000 || w == 0x8000)
-						w = 0;
-					CHECK(v == w,
-					      "%s: empty group %u C[%u] = 0x%x, want 0x%x",
-					      cf->name, g, j, v, w);
-				}
-				continue;
-			}
-			if (pass) {
-				check_native(cf, &ha, &hb, g, lo, mk ? k : size,
-					     rows, n, got, ref, in);
-				continue;
-			}
-			/* EMULATED: per-group mxa_gemm() of copied operands. */
-			pa = part(dev, &ha, mk ? lo : 0, mk ? size : m,
-				  mk ? 0 : lo, mk ? k : size);
-			pb = part(dev, &hb, mk ? g * n : 0, n, mk ? 0 : lo,
-				  mk ? k : size);
-			pc = (struct mxa_dense){ .buf = buffer(dev, (size_t)rows * n * es),
-						 .dtype = cf->dtype, .rows = rows,
-						 .cols = n };
-			memcpy(host_of(pc.buf), in, (size_t)rows * n * es);
-			CHECK_RET(mxa_gemm(dev, &pa, &pb, &pc, flags,
-					   MXA_PREF_EMULATED), 0);
-			CHECK(!memcmp(host_of(pc.buf), got, (size_t)rows * n * es),
-			      "%s: group %u differs from its mxa_gemm()",
-			      cf->name, g);
-			release(&pa);
-			release(&pb);
-			mxa_buffer_free(pc.buf);
+			if (mk)
+				gamma = (k + nv) * 0x1p-24;
+			else if (!test_is_cpu(dev))
+				gamma = 0x1p-9 + (size / 32 + 1) * 0x1p-24;
+			bad += check_native(cf, gamma, &ha, &hb, g, lo, mk ? k : size,
+					    rows, n, got + at, cref + at,
+					    cin + at, bad);
 		}
+		if (bad > SHOWN)
+			CHECK(0, "%s: %u NATIVE results out of bound in all",
+			      cf->name, bad);
 	}
 	free(cin);
-	free(cexact);
+	free(cref);
+	free(got);
 	mxa_buffer_free(c.buf);
 	mxa_buffer_free(obuf);
 	release(&a);
@@ -420,36 +603,49 @@ static void run_config(struct mxa_device *dev, const struct config *cf,
 	host_op_free(&hb);
 }
 
-static void test_semantics(struct mxa_device *dev)
+static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 {
 	/* Ragged M groups with empty ones; K groups on 32-multiples. */
 	static const int32_t m_ends[] = { 0, 3, 3, 133, 140, 140 };
 	static const int32_t k_ends[] = { 64, 64, 96, 224, 224 };
-	static const int32_t one[] = { 37 };
 	static const int32_t k16_ends[] = { 16, 16, 80, 208, 224 };
+	static const int32_t one[] = { 37 };
 	static const struct config configs[] = {
 		{ "2d3d e4m3 x e4m3 plain f32", MXA_GROUP_2D_3D, MXA_ELEM_E4M3,
 		  MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
-		  false },
+		  false, 0, 0, false },
 		{ "2d3d e2m1 x e5m2 swizzled bf16 acc", MXA_GROUP_2D_3D,
 		  MXA_ELEM_E2M1, MXA_ELEM_E5M2, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 0, 0, false },
 		{ "2d3d nvfp4 x nvfp4 swizzled f32 acc", MXA_GROUP_2D_3D, 0, 0,
-		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true },
+		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false },
 		{ "2d3d nvfp4 x e3m2 plain bf16", MXA_GROUP_2D_3D, 0,
 		  MXA_ELEM_E3M2, true, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16,
-		  false },
+		  false, 0, 0, false },
 		{ "2d2d e4m3 x e2m1 plain f32 acc", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E4M3, MXA_ELEM_E2M1, false, false, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_F32, true },
+		  MXA_DTYPE_F32, true, 0, 0, false },
 		{ "2d2d e5m2 x e2m3 swizzled bf16", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E5M2, MXA_ELEM_E2M3, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, false },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, false, 0, 0, false },
 		{ "2d2d nvfp4 x nvfp4 swizzled f32 acc", MXA_GROUP_2D_2D, 0, 0,
-		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true },
+		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false },
 		{ "2d2d e2m1 x nvfp4 plain bf16 acc", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E2M1, 0, false, true, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_BF16, true },
+		  MXA_DTYPE_BF16, true, 0, 0, false },
+		/* Two tile columns (256 + 44), odd K / 32, fp6 both sides. */
+		{ "2d3d e2m3 x e3m2 swizzled f32 N=300 K=96", MXA_GROUP_2D_3D,
+		  MXA_ELEM_E2M3, MXA_ELEM_E3M2, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 300, 96, false },
+		{ "2d3d e5m2 x e4m3 plain bf16 acc N=300 K=96 specials",
+		  MXA_GROUP_2D_3D, MXA_ELEM_E5M2, MXA_ELEM_E4M3, false, false,
+		  MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, true, 300, 96, true },
+		{ "2d3d e4m3 x e5m2 swizzled f32 N=260 K=128 specials",
+		  MXA_GROUP_2D_3D, MXA_ELEM_E4M3, MXA_ELEM_E5M2, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 260, 128, true },
+		{ "2d2d e5m2 x e5m2 plain f32 specials", MXA_GROUP_2D_2D,
+		  MXA_ELEM_E5M2, MXA_ELEM_E5M2, false, false, MXA_LAYOUT_PLAIN,
+		  MXA_DTYPE_F32, false, 0, 0, true },
 	};
 	unsigned int i;
 
@@ -457,16 +653,17 @@ static void test_semantics(struct mxa_device *dev)
 		const struct config *cf = &configs[i];
 
 		if (cf->kind == MXA_GROUP_2D_3D)
-			run_config(dev, cf, m_ends, TEST_ARRAY_SIZE(m_ends));
+			run_config(dev, cpu, cf, m_ends, TEST_ARRAY_SIZE(m_ends));
 		else
-			run_config(dev, cf, k_ends, TEST_ARRAY_SIZE(k_ends));
+			run_config(dev, cpu, cf, k_ends, TEST_ARRAY_SIZE(k_ends));
 	}
 	/* A single group is the dense GEMM. */
-	run_config(dev, &configs[1], one, 1);
+	run_config(dev, cpu, &configs[1], one, 1);
+	run_config(dev, cpu, &configs[9], one, 1);
 	/* NVFP4 x NVFP4 K groups on NVFP4's blocks of 16 (odd ones too). */
-	run_config(dev, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
+	run_config(dev, cpu, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	printf("%u configurations: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 2);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 3);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
@@ -476,8 +673,26 @@ struct req {
 	struct mxa_dense c;
 	struct mxa_buffer *obuf;
 	struct mxa_grouped gr;
-	int32_t *ends;
+	int32_t ends[4];	/* host copy of obuf's first 16 bytes */
 };
+
+/* C filled with 0xcc, to see that a refused request writes nothing. */
+static void fill_cc(struct mxa_buffer *c)
+{
+	size_t n = mxa_buffer_size(c);
+	uint8_t *cc = xmalloc(n);
+
+	memset(cc, 0xcc, n);
+	put(c, 0, cc, n);
+	free(cc);
+}
+
+/* ends[i] = v, on the device too. */
+static void set_end(struct req *r, unsigned int i, int32_t v)
+{
+	r->ends[i] = v;
+	put(r->obuf, 0, r->ends, sizeof(r->ends));
+}
 
 static void req_init(struct mxa_device *dev, struct req *r,
 		     enum mxa_group_kind kind, enum mxa_scale_layout layout)
@@ -496,10 +711,11 @@ static void req_init(struct mxa_device *dev, struct req *r,
 	r->c = (struct mxa_dense){ .buf = buffer(dev, mk ? 9 * 3 * 4 : 12 * 3 * 4),
 				   .dtype = MXA_DTYPE_F32, .rows = mk ? 9 : 12,
 				   .cols = 3 };
-	memset(host_of(r->c.buf), 0xcc, mxa_buffer_size(r->c.buf));
+	fill_cc(r->c.buf);
 	r->obuf = buffer(dev, 16);
-	r->ends = (int32_t *)host_of(r->obuf);
+	memset(r->ends, 0, sizeof(r->ends));
 	memcpy(r->ends, ends, 12);
+	put(r->obuf, 0, r->ends, sizeof(r->ends));
 	r->gr = (struct mxa_grouped){ .kind = kind, .count = 3,
 				      .offsets = r->obuf };
 }
@@ -516,13 +732,16 @@ static void req_free(struct req *r)
 
 static bool untouched(const struct req *r)
 {
-	const uint8_t *p = host_of(r->c.buf);
-	size_t i;
+	size_t i, n = mxa_buffer_size(r->c.buf);
+	uint8_t *p = xmalloc(n);
+	bool same = true;
 
-	for (i = 0; i < mxa_buffer_size(r->c.buf); i++)
+	get(r->c.buf, 0, p, n);
+	for (i = 0; i < n; i++)
 		if (p[i] != 0xcc)
-			return false;
-	return true;
+			same = false;
+	free(p);
+	return same;
 }
 
 #define EXPECT(r, call, err, what)                                          \
@@ -533,20 +752,28 @@ static bool untouched(const struct req *r)
 		CHECK(untouched(r), "%s: C was written", what);             \
 	} while (0)
 
+/*
+ * The errors: under EMULATED where the device has it, else NATIVE (the
+ * ends in device memory are then checked by the device's kernel).
+ */
 static void test_errors(struct mxa_device *dev)
 {
+	const struct config e4m3 = { .ea = MXA_ELEM_E4M3, .eb = MXA_ELEM_E4M3 };
+	struct mxa_op_desc d = desc_of(&e4m3, 9, 3, 64);
+	enum mxa_pref pref = test_supports(dev, &d, MXA_PREF_EMULATED) ?
+			     MXA_PREF_EMULATED : MXA_PREF_NATIVE;
 	struct mxa_device *other = NULL;
 	struct mxa_buffer *small;
 	struct mxa_grouped gr;
 	struct mxa_matrix m;
 	struct mxa_dense c;
 	struct req r;
+	int ret;
 
-#define RUN(g) mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, (g), 0, \
-				MXA_PREF_EMULATED)
+#define RUN(g) mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, (g), 0, pref)
 	req_init(dev, &r, MXA_GROUP_2D_3D, MXA_LAYOUT_PLAIN);
 	CHECK_RET(RUN(&r.gr), 0);
-	memset(host_of(r.c.buf), 0xcc, mxa_buffer_size(r.c.buf));
+	fill_cc(r.c.buf);
 	EXPECT(&r, mxa_gemm_grouped(NULL, &r.a, &r.b, &r.c, &r.gr, 0, 0),
 	       -EINVAL, "dev NULL");
 	EXPECT(&r, RUN(NULL), -EINVAL, "groups NULL");
@@ -561,8 +788,8 @@ static void test_errors(struct mxa_device *dev)
 	gr = r.gr;
 	gr.reserved[3] = 1;
 	EXPECT(&r, RUN(&gr), -EINVAL, "reserved");
-	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 2,
-				    MXA_PREF_EMULATED), -EINVAL, "flags");
+	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 2, pref),
+	       -EINVAL, "flags");
 	gr = r.gr;
 	gr.offsets = NULL;
 	EXPECT(&r, RUN(&gr), -EINVAL, "offsets NULL");
@@ -580,17 +807,17 @@ static void test_errors(struct mxa_device *dev)
 		mxa_buffer_free(gr.offsets);
 		mxa_device_close(other);
 	}
-	r.ends[1] = 1;
+	set_end(&r, 1, 1);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "decreasing ends");
-	r.ends[1] = 2;
-	r.ends[0] = -1;
+	set_end(&r, 1, 2);
+	set_end(&r, 0, -1);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "negative end");
-	r.ends[0] = 2;
-	r.ends[2] = 8;
+	set_end(&r, 0, 2);
+	set_end(&r, 2, 8);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "last end below total_M");
-	r.ends[2] = 10;
+	set_end(&r, 2, 10);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "last end beyond total_M");
-	r.ends[2] = 9;
+	set_end(&r, 2, 9);
 	c = r.c;
 	c.rows = 8;
 	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &c, &r.gr, 0, 0), -EINVAL,
@@ -626,7 +853,7 @@ static void test_errors(struct mxa_device *dev)
 	c.buf = small;
 	gr.offsets = small;
 	gr.offsets_offset = 9 * 3 * 4 - 4;
-	memcpy(host_of(small) + gr.offsets_offset, r.ends, 12);
+	put(small, gr.offsets_offset, r.ends, 12);
 	CHECK_RET(mxa_gemm_grouped(dev, &r.a, &r.b, &c, &gr, 0, 0), -EINVAL);
 	mxa_buffer_free(small);
 	req_free(&r);
@@ -634,7 +861,7 @@ static void test_errors(struct mxa_device *dev)
 	/* Swizzled A sized for the whole matrix, not per group: too small. */
 	req_init(dev, &r, MXA_GROUP_2D_3D, MXA_LAYOUT_SWIZZLED);
 	CHECK_RET(RUN(&r.gr), 0);
-	memset(host_of(r.c.buf), 0xcc, mxa_buffer_size(r.c.buf));
+	fill_cc(r.c.buf);
 	m = r.a;
 	m.scale = buffer(dev, 128 * 4);		/* 9 rows, one tile */
 	EXPECT(&r, mxa_gemm_grouped(dev, &m, &r.b, &r.c, &r.gr, 0, 0),
@@ -644,14 +871,15 @@ static void test_errors(struct mxa_device *dev)
 
 	/* 2d x 2d: K boundaries on blocks, c = count * M rows. */
 	req_init(dev, &r, MXA_GROUP_2D_2D, MXA_LAYOUT_SWIZZLED);
-	CHECK_RET(RUN(&r.gr), 0);
-	memset(host_of(r.c.buf), 0xcc, mxa_buffer_size(r.c.buf));
-	r.ends[0] = 16;
+	ret = RUN(&r.gr);
+	CHECK(!ret, "a valid 2d x 2d request returned %d", ret);
+	fill_cc(r.c.buf);
+	set_end(&r, 0, 16);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "K boundary off the block");
-	r.ends[0] = 32;
-	r.ends[2] = 64;
+	set_end(&r, 0, 32);
+	set_end(&r, 2, 64);
 	EXPECT(&r, RUN(&r.gr), -EINVAL, "last end below total_K");
-	r.ends[2] = 96;
+	set_end(&r, 2, 96);
 	c = r.c;
 	c.rows = 4;
 	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &c, &r.gr, 0, 0), -EINVAL,
@@ -716,7 +944,7 @@ static bool refused(struct mxa_device *dev)
 	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 0,
 				    MXA_PREF_AUTO), -EOPNOTSUPP,
 	       "a device without a grouped kernel");
-	r.ends[1] = 1;
+	set_end(&r, 1, 1);
 	EXPECT(&r, mxa_gemm_grouped(dev, &r.a, &r.b, &r.c, &r.gr, 0,
 				    MXA_PREF_AUTO), -EINVAL,
 	       "decreasing ends, validated before dispatch");
@@ -726,17 +954,19 @@ static bool refused(struct mxa_device *dev)
 
 int main(void)
 {
-	struct mxa_device *dev;
+	struct mxa_device *dev, *cpu;
 
 	test_seed(20261202);
 	dev = test_open_device();
+	cpu = test_open_cpu();
 	if (test_is_cpu(dev))
 		test_query(dev);
 	else if (refused(dev))
 		goto out;
-	test_semantics(dev);
+	test_semantics(dev, cpu);
 	test_errors(dev);
 out:
+	mxa_device_close(cpu);
 	mxa_device_close(dev);
 	return test_finish();
 }

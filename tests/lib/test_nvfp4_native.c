@@ -32,7 +32,7 @@
  * tiny = (K / 16 + 6) * 2^-149 (fp32) or 2^-133 (bf16) for roundings in
  * the subnormal range (tiny tensor scales reach it).  NaN and Inf must
  * match exactly.  A device whose NATIVE kernel for NVFP4 is one this file
- * has no bound for skips (test_native_bound checks the cpu's); one
+ * has no bound for skips (test_nvfp4 checks the cpu's); one
  * without a NATIVE NVFP4 kernel must refuse NATIVE with -EOPNOTSUPP.
  */
 #include <errno.h>
@@ -485,7 +485,7 @@ int main(void)
 		d = desc_of(sh->m, sh->n, sh->k, MXA_DTYPE_F32, 0, MXA_SCALE_UE4M3);
 		CHECK_RET(mxa_plan(dev, &d, MXA_PREF_NATIVE, &plan), 0);
 		if (nvfp4_gamma(plan.kernel, sh->k) < 0) {
-			printf("NATIVE NVFP4 runs on %s, whose bound test_native_bound checks: skipped\n",
+			printf("NATIVE NVFP4 runs on %s, whose bound test_nvfp4 checks: skipped\n",
 			       plan.kernel);
 			goto skip;
 		}

@@ -1,0 +1,695 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-grouped-sm90: the native grouped MX GEMM for Hopper.  2d x 3d
+ * (torch._scaled_grouped_mm's forward and dgrad shape) on the bf16
+ * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping),
+ * below; 2d x 2d (wgrad) by the dense native GEMM per group, with the
+ * offsets read on the host (launch_2d_2d()).
+ *
+ * 2d x 3d: the group offsets stay in device memory, the host never reads
+ * them.  A one-CTA schedule pass checks them as the library checks
+ * host-visible ones (lib/src/grouped.c) and turns them into each group's
+ * first row and first tile row (sm90_groups); every later kernel reads
+ * those.  With malformed offsets it records why in a status word, makes
+ * the tile count 0 (nothing is written) and the launcher reports the
+ * error where the call waits anyway (the device's own stream); on a
+ * caller's stream the call returns once queued and C is left untouched.
+ *
+ * Then, per call: A's scales K-major with row maxima and B's (the stack of
+ * all groups) the same, each group's swizzled scales found at their
+ * torchao per-group position; B's stack to bf16 with a flag per row that
+ * cannot be folded exactly (sm90_prep_bf16()); the bf16 kernel over the
+ * tile rows of every group (an upper bound of ceil(M / 128) + groups tile
+ * rows by ceil(N / 256) columns of CTAs, those past the real count exit);
+ * and for the tiles it leaves (NaN/Inf codes, NaN scales, scale spans too
+ * wide to fold) a plain fp32 kernel with the fp8 kernel's per-block
+ * promotion, slow but exact in its special values.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cub/block/block_scan.cuh>
+
+#include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
+
+namespace {
+
+constexpr uint32_t BM = SM90_BF16_BM, BN = SM90_BF16_BN;
+constexpr int SCHED_THREADS = 1024;
+
+/* Why the schedule pass refused the offsets (status[0]); status[1] index, [2] value. */
+enum sched_error {
+	SCHED_OK,
+	SCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
+	SCHED_BEYOND,		/* ends[i] > total M */
+	SCHED_LAST,		/* the last end != total M */
+	SCHED_A_SCALES,		/* A's per-group swizzled scales overrun their buffer */
+};
+
+struct sched_args {
+	const int32_t *ends;
+	uint32_t count, extent;
+	/* A's swizzled scales: bytes per 128-row tile row (0: plain). */
+	uint64_t a_swz_row_bytes, a_scale_avail;
+	uint32_t *row_start, *tile_start;	/* count + 1 each */
+	uint32_t *status;			/* 4 words, zeroed */
+};
+
+/*
+ * The groups from the offsets, by one CTA: each thread checks and counts
+ * a run of groups, a block scan gives each group its first tile row.  The
+ * first failing end (lowest index) is the one reported, as on the host.
+ */
+__global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sched_args p)
+{
+	typedef cub::BlockScan<uint32_t, SCHED_THREADS> scan;
+	__shared__ typename scan::TempStorage tmp;
+	__shared__ unsigned long long first_bad;
+	const uint32_t per = (p.count + SCHED_THREADS - 1) / SCHED_THREADS;
+	const uint32_t g0 = min(threadIdx.x * per, p.count), g1 = min(g0 + per, p.count);
+	unsigned long long bad = ~0ull;
+	uint32_t tiles = 0, first, total, g;
+
+	if (threadIdx.x == 0)
+		first_bad = ~0ull;
+	__syncthreads();
+	for (g = g0; g < g1; g++) {
+		const int32_t prev = g ? p.ends[g - 1] : 0, end = p.ends[g];
+
+		if (end < prev) {
+			bad = (unsigned long long)g << 8 | SCHED_DECREASING;
+			break;
+		}
+		if ((uint32_t)end > p.extent) {
+			bad = (unsigned long long)g << 8 | SCHED_BEYOND;
+			break;
+		}
+		tiles += ((uint32_t)(end - prev) + BM - 1) / BM;
+	}
+	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
+		bad = min(bad, (unsigned long long)(p.count - 1) << 8 | SCHED_LAST);
+	if (bad != ~0ull)
+		atomicMin(&first_bad, bad);
+	scan(tmp).ExclusiveSum(tiles, first, total);
+	for (g = g0; g < g1; g++) {
+		const int32_t prev = g ? p.ends[g - 1] : 0;
+
+		p.row_start[g] = (uint32_t)prev;
+		p.tile_start[g] = first;
+		first += ((uint32_t)(p.ends[g] - prev) + BM - 1) / BM;
+	}
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	if (first_bad == ~0ull && p.a_swz_row_bytes &&
+	    total * p.a_swz_row_bytes > p.a_scale_avail)
+		first_bad = SCHED_A_SCALES;
+	p.row_start[p.count] = p.extent;
+	p.tile_start[p.count] = first_bad == ~0ull ? total : 0;
+	p.status[3] = total;
+	if (first_bad != ~0ull) {
+		const uint32_t i = (uint32_t)(first_bad >> 8);
+
+		p.status[1] = i;
+		p.status[2] = i < p.count ? (uint32_t)p.ends[i] : 0;
+		p.status[0] = (uint32_t)(first_bad & 0xff);
+	}
+}
+
+/*
+ * An operand's scales K-major ([blocks][rows_pad], rows past `rows` 0),
+ * any layout in: plain (the whole matrix's rows, as the groups' rows are),
+ * or swizzled per group as torchao lays them out: A of 2d x 3d (by_rows:
+ * each group's rows on their own at its first tile row's 128-row tile row)
+ * or the stack of B (n rows per group, each group's at g times its size).
+ */
+struct scales_args {
+	const uint8_t *scale;
+	uint64_t stride;
+	uint32_t rows, blocks, rows_pad, swz_tiles;
+	int swizzled, by_rows;
+	uint32_t n;
+	struct sm90_groups g;
+	const uint32_t *status;
+	uint8_t *out;
+	uint32_t *rmax;
+};
+
+/* Scale (r, kb), r < p.rows, wherever the layout puts it. */
+__device__ __forceinline__ uint8_t scale_at(const struct scales_args &p, uint32_t r,
+					    uint32_t kb)
+{
+	uint32_t lo = 0, hi = p.g.count, lr;
+	uint64_t base;
+
+	if (!p.swizzled)
+		return p.scale[r * p.stride + kb];
+	if (p.by_rows) {
+		while (hi - lo > 1) {
+			const uint32_t mid = lo + (hi - lo) / 2;
+
+			if (p.g.row_start[mid] <= r)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		lr = r - p.g.row_start[lo];
+		base = (uint64_t)p.g.tile_start[lo] * BM;
+	} else {
+		lo = r / p.n;
+		lr = r % p.n;
+		base = (uint64_t)lo * ((p.n + BM - 1) / BM * BM);
+	}
+	return p.scale[base * p.swz_tiles * 4 + sm90_scale_index(true, 0, p.swz_tiles, lr, kb)];
+}
+
+/*
+ * By CTAs of 32 x 8 threads over 32 rows, walking all blocks in steps of
+ * SK_COLS through a shared tile (reads along a row, writes along K-major
+ * columns, both coalesced where the layout allows), with each row's
+ * maximum on the way.
+ */
+constexpr uint32_t SK_COLS = 128;
+
+__global__ void scales_kernel(const struct scales_args p)
+{
+	__shared__ uint8_t tile[32][SK_COLS + 4];
+	const uint32_t r0 = blockIdx.x * 32;
+	const uint32_t tx = threadIdx.x, ty = threadIdx.y;
+	uint32_t m[4] = { 0, 0, 0, 0 };
+
+	if (p.status[0])
+		return;
+	for (uint32_t kb0 = 0; kb0 < p.blocks; kb0 += SK_COLS) {
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const uint32_t i = ty + 8 * j;
+
+#pragma unroll
+			for (uint32_t c = 0; c < SK_COLS; c += 32) {
+				const uint32_t r = r0 + i, kb = kb0 + c + tx;
+				const uint8_t v = r < p.rows && kb < p.blocks ?
+						  scale_at(p, r, kb) : 0;
+
+				tile[i][c + tx] = v;
+				m[j] = max(m[j], v == 0xff ? 0u : (uint32_t)v);
+			}
+		}
+		__syncthreads();
+		for (uint32_t i = ty; i < SK_COLS; i += 8) {
+			const uint32_t kb = kb0 + i, r = r0 + tx;
+
+			if (kb < p.blocks && r < p.rows_pad)
+				p.out[(uint64_t)kb * p.rows_pad + r] = tile[tx][i];
+		}
+		__syncthreads();
+	}
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		const uint32_t i = ty + 8 * j, v = __reduce_max_sync(0xffffffffu, m[j]);
+
+		if (tx == 0 && r0 + i < p.rows_pad)
+			p.rmax[r0 + i] = v;
+	}
+}
+
+/* The tiles the bf16 kernel left: read in place, one C element per step. */
+struct fallback_args {
+	const uint8_t *a, *b;		/* codes, A and the B stack */
+	uint64_t a_stride, b_stride;
+	const uint8_t *sa, *sb;		/* K-major scales */
+	uint32_t a_pad, b_pad;
+	int ea, eb;			/* enum sm90_elem */
+	uint32_t blocks, tiles_n;
+	struct sm90_groups g;
+	struct sm90_c out;
+};
+
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+/* An element code's value, exactly (OCP MX v1.0); NaN and Inf as coded. */
+__device__ float elem_value(int e, uint32_t c)
+{
+	uint32_t s, x, m;
+	float v;
+
+	switch (e) {
+	case SM90_E4M3:
+		s = c >> 7;
+		x = (c >> 3) & 15;
+		m = c & 7;
+		if (x == 15 && m == 7)
+			return __int_as_float(0x7fc00000);
+		v = x ? ldexpf((float)(8 + m), (int)x - 10) : ldexpf((float)m, -9);
+		break;
+	case SM90_E5M2:
+		s = c >> 7;
+		x = (c >> 2) & 31;
+		m = c & 3;
+		if (x == 31)
+			return m ? __int_as_float(0x7fc00000) :
+				   __int_as_float(s ? 0xff800000 : 0x7f800000);
+		v = x ? ldexpf((float)(4 + m), (int)x - 17) : ldexpf((float)m, -16);
+		break;
+	case SM90_E2M3:
+		s = (c >> 5) & 1;
+		x = (c >> 3) & 3;
+		m = c & 7;
+		v = x ? ldexpf((float)(8 + m), (int)x - 4) : ldexpf((float)m, -3);
+		break;
+	case SM90_E3M2:
+		s = (c >> 5) & 1;
+		x = (c >> 2) & 7;
+		m = c & 3;
+		v = x ? ldexpf((float)(4 + m), (int)x - 5) : ldexpf((float)m, -4);
+		break;
+	default:	/* e2m1 */
+		s = (c >> 3) & 1;
+		x = (c >> 1) & 3;
+		m = c & 1;
+		v = x ? ldexpf((float)(2 + m), (int)x - 2) : ldexpf((float)m, -1);
+		break;
+	}
+	return s ? -v : v;
+}
+
+__device__ __forceinline__ uint32_t code_at(const uint8_t *row, int e, uint32_t k)
+{
+	if (e == SM90_E2M1)
+		return (row[k / 2] >> (4 * (k & 1))) & 15;
+	return row[k];
+}
+#endif
+
+/*
+ * C = sum over blocks of (the block's 32 exact products summed in fp32)
+ * times 2^sa * 2^sb (promote_fma(), as the fp8 kernel promotes), + C_in.
+ */
+__global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	for (uint32_t i = blockIdx.x; i < *p.g.list_count; i += gridDim.x) {
+		const uint32_t id = p.g.list[i];
+		const struct sm90_group_tile t = sm90_group_tile(p.g, id / p.tiles_n,
+								 id % p.tiles_n);
+
+		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
+			const uint32_t r = t.a_row + e / BN, j = e % BN;
+			const uint8_t *ar = p.a + r * p.a_stride;
+			const uint8_t *br = p.b + (uint64_t)(t.b_row + j) * p.b_stride;
+			float acc = 0.0f;
+
+			if (r >= t.m_end || t.c_col + j >= p.g.n)
+				continue;
+			for (uint32_t kb = 0; kb < p.blocks; kb++) {
+				float part = 0.0f;
+
+				for (uint32_t k = 32 * kb; k < 32 * kb + 32; k++)
+					part = fmaf(elem_value(p.ea, code_at(ar, p.ea, k)),
+						    elem_value(p.eb, code_at(br, p.eb, k)), part);
+				acc = promote_fma(part,
+						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad + r]),
+						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
+								   t.b_row + j]),
+						  acc);
+			}
+			store_c_value(p.out, r * p.out.stride + t.c_col + j, acc);
+		}
+	}
+#endif
+}
+
+int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
+	      bool by_rows, uint32_t n, const struct sm90_groups &g,
+	      const uint32_t *status, void **scratch, struct scales_args *s)
+{
+	cudaError_t e;
+
+	s->scale = cuda_ptr(m->scale, m->scale_offset);
+	s->stride = mxa__scale_stride(m);
+	s->rows = rows;
+	s->blocks = m->cols / 32;
+	s->rows_pad = (rows + 15) / 16 * 16;
+	s->swz_tiles = (s->blocks + 3) / 4;
+	s->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	s->by_rows = by_rows;
+	s->n = n;
+	s->g = g;
+	s->status = status;
+	e = cudaMallocAsync(scratch, (size_t)s->rows_pad * s->blocks + (size_t)s->rows_pad * 4 + 16,
+			    cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: scale scratch");
+	s->out = (uint8_t *)*scratch;
+	s->rmax = (uint32_t *)((uint8_t *)*scratch +
+			       ((size_t)s->rows_pad * s->blocks + 15) / 16 * 16);
+	scales_kernel<<<(s->rows_pad + 31) / 32, dim3(32, 8), 0, cd->stream>>>(*s);
+	return 0;
+}
+
+/* The schedule pass's verdict, as lib/src/grouped.c words it on the host. */
+int report_status(const struct mxa_job *job, const uint32_t *st)
+{
+	const struct mxa_matrix *a = &job->a;
+
+	switch (st[0]) {
+	case SCHED_OK:
+		return 0;
+	case SCHED_DECREASING:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
+	case SCHED_BEYOND:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total M = %u",
+				st[1], (int32_t)st[2], a->rows);
+	case SCHED_LAST:
+		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total M = %u",
+				st[1], (int32_t)st[2], a->rows);
+	case SCHED_A_SCALES:
+		return cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes (%u tile rows of 128), the buffer has %zu after scale_offset",
+				(unsigned long long)st[3] * 128 * ((a->cols / 32 + 3) / 4 * 4),
+				st[3], a->scale->size - a->scale_offset);
+	}
+	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
+}
+
+/* C (rows x cols) = 0, or C_in + 0 accumulating: an empty K group's. */
+__global__ void zero_kernel(const struct sm90_c out, uint32_t rows, uint32_t cols)
+{
+	const uint64_t n = (uint64_t)rows * cols;
+
+	for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (uint64_t)gridDim.x * blockDim.x)
+		store_c_value(out, i / cols * out.stride + i % cols, 0.0f);
+}
+
+/*
+ * Columns [start, start + size) of a K-grouped operand as a matrix of its
+ * own, where lib/src/grouped.c's walk (cols_part()) puts them: torchao's
+ * per-group swizzled scales at *swz, which grows by the group's.
+ */
+void k_part(const struct mxa_matrix *m, uint32_t start, uint32_t size, uint64_t *swz,
+	    struct mxa_matrix *out)
+{
+	*out = *m;
+	out->cols = size;
+	out->data_offset += mxcore_row_bytes(m->elem, start);
+	out->data_stride = mxa__data_stride(m);
+	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+		out->scale_offset += *swz;
+		*swz += (uint64_t)(m->rows + 127) / 128 * 128 * ((size / 32 + 3) / 4 * 4);
+	} else {
+		out->scale_offset += start / 32;
+		out->scale_stride = mxa__scale_stride(m);
+	}
+}
+
+/* The native GEMM's best path for a group (the table's ranks, cuda_sm90_select.cu). */
+int best_path(struct cuda_device *cd, const struct mxa_job *sub, enum sm90_path *out)
+{
+	static const enum sm90_path paths[] = {
+		SM90_PATH_SKINNY, SM90_PATH_DECODE, SM90_PATH_BF16, SM90_PATH_BF16_SS,
+		SM90_PATH_FP8,
+	};
+	struct mxa_op_desc d;
+	int best = -1, r;
+
+	memset(&d, 0, sizeof(d));
+	d.op = MXA_OP_GEMM;
+	d.a_elem = sub->a.elem;
+	d.b_elem = sub->b.elem;
+	d.dtype = sub->dense.dtype;
+	d.m = sub->a.rows;
+	d.n = sub->b.rows;
+	d.k = sub->a.cols;
+	d.flags = sub->flags;
+	for (unsigned int i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (cuda_sm90_path_reject(cd, &d, paths[i]))
+			continue;
+		r = cuda_sm90_path_rank(cd, &d, paths[i]);
+		if (r > best) {
+			best = r;
+			*out = paths[i];
+		}
+	}
+	return best < 0 ? cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: no native path for a %u x %u x %u group",
+				   d.m, d.n, d.k) : 0;
+}
+
+/*
+ * 2d x 2d (groups along K, wgrad): the offsets are read on the host, one
+ * synchronisation (a schedule on the device, as 2d x 3d has, is not
+ * written yet), checked as lib/src/grouped.c checks host-visible ones;
+ * then each group is the dense GEMM of its K columns, by the native
+ * GEMM's best path for its shape, into its own C; an empty group's C is
+ * 0 (C_in + 0).  Nothing runs unless every end and every group's swizzled
+ * scales pass.
+ */
+int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const uint32_t count = gr->count, total = job->a.cols;
+	const size_t cstride = mxa__dense_stride(&job->dense);
+	uint64_t swz[2] = { 0, 0 };
+	int32_t *ends = (int32_t *)malloc((size_t)count * 4);
+	struct mxa_job sub;
+	enum sm90_path path;
+	int32_t prev = 0;
+	cudaError_t e;
+	uint32_t g;
+	int ret = 0;
+
+	if (!ends)
+		return -ENOMEM;
+	e = cudaMemcpyAsync(ends, cuda_ptr(gr->offsets, gr->offsets_offset), (size_t)count * 4,
+			    cudaMemcpyDeviceToHost, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(cd->stream);
+	if (e != cudaSuccess)
+		ret = cuda_fail(e, "cuda-grouped-sm90: reading the offsets");
+	for (g = 0; g < count && !ret; g++) {
+		if (ends[g] < prev)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				       g, ends[g], g ? "offsets[i - 1]" : "0");
+		else if ((uint32_t)ends[g] > total)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total K = %u",
+				       g, ends[g], total);
+		else if (ends[g] % 32)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size 32",
+				       g, ends[g]);
+		prev = ends[g];
+	}
+	if (!ret && (uint32_t)prev != total)
+		ret = cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total K = %u",
+			       count - 1, prev, total);
+	/* Every group's swizzled scales inside their buffers, before anything runs. */
+	for (g = 0, prev = 0; g < count && !ret; prev = ends[g], g++) {
+		struct mxa_matrix pa, pb;
+
+		k_part(&job->a, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[0], &pa);
+		k_part(&job->b, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[1], &pb);
+	}
+	if (!ret && job->a.scale_layout == MXA_LAYOUT_SWIZZLED &&
+	    job->a.scale_offset + swz[0] > job->a.scale->size)
+		ret = cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes after scale_offset, the buffer has %zu",
+			       (unsigned long long)swz[0], job->a.scale->size - job->a.scale_offset);
+	if (!ret && job->b.scale_layout == MXA_LAYOUT_SWIZZLED &&
+	    job->b.scale_offset + swz[1] > job->b.scale->size)
+		ret = cuda_err(-EOVERFLOW, "gemm_grouped: b's per-group swizzled scales need %llu bytes after scale_offset, the buffer has %zu",
+			       (unsigned long long)swz[1], job->b.scale->size - job->b.scale_offset);
+	swz[0] = swz[1] = 0;
+	for (g = 0, prev = 0; g < count && !ret; prev = ends[g], g++) {
+		const uint32_t size = (uint32_t)(ends[g] - prev);
+
+		sub = *job;
+		sub.op = MXA_OP_GEMM;
+		memset(&sub.groups, 0, sizeof(sub.groups));
+		k_part(&job->a, (uint32_t)prev, size, &swz[0], &sub.a);
+		k_part(&job->b, (uint32_t)prev, size, &swz[1], &sub.b);
+		sub.dense.rows = job->a.rows;
+		sub.dense.stride = cstride;
+		sub.dense.offset += (size_t)g * job->a.rows * cstride;
+		if (!size) {
+			const uint64_t n = (uint64_t)sub.dense.rows * sub.dense.cols;
+			const unsigned int grid = n / 256 + 1 < 4096 ? (unsigned int)(n / 256 + 1) :
+								       4096;
+
+			zero_kernel<<<grid, 256, 0, cd->stream>>>(sm90_c_of(&sub), sub.dense.rows,
+								   sub.dense.cols);
+			continue;
+		}
+		ret = best_path(cd, &sub, &path);
+		if (!ret)
+			ret = cuda_launch_gemm_sm90(cd, &sub, path);
+	}
+	free(ends);
+	return ret;
+}
+
+} /* namespace */
+
+int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const struct mxa_matrix *a = &job->a;
+	struct mxa_matrix bs = job->b;
+	const uint32_t count = gr->count, n = job->b.rows, blocks = a->cols / 32;
+	const uint32_t tiles_n = (n + BN - 1) / BN;
+	const uint32_t tiles_m = (a->rows + BM - 1) / BM + count;
+	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
+	void *sched = NULL, *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfb = NULL;
+	const uint8_t *ad, *bd;
+	uint64_t as, bstr;
+	size_t sched_bytes;
+	struct sched_args sp;
+	struct scales_args ssa, ssb;
+	struct sm90_prep_args pb;
+	struct sm90_bf16_args p;
+	struct fallback_args fb;
+	struct sm90_groups g;
+	CUtensorMap maps[3];
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0;
+	cudaError_t e;
+	int ret;
+
+	if (cuda_sm90_reject(cd))
+		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
+	if (gr->kind == MXA_GROUP_2D_2D)
+		return launch_2d_2d(cd, job);
+	if (list_max > INT32_MAX)
+		return cuda_err(-EOVERFLOW,
+				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
+				(unsigned long long)list_max, a->rows, count, n);
+	/* The library checked the stack in its buffers (lib/src/grouped.c). */
+	if ((uint64_t)count * n > UINT32_MAX)
+		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
+				count, n);
+	bs.rows = count * n;
+
+	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
+	sched_bytes = 16 + 2 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)bs.rows * 4;
+	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
+	g.row_start = (const uint32_t *)((uint8_t *)sched + 16);
+	g.tile_start = g.row_start + count + 1;
+	g.count = count;
+	g.n = n;
+	g.list_count = (uint32_t *)(g.tile_start + count + 1);
+	g.list = g.list_count + 1;
+	g.bad_b = g.list + list_max;
+
+	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
+	sp.count = count;
+	sp.extent = a->rows;
+	sp.a_swz_row_bytes = a->scale_layout == MXA_LAYOUT_SWIZZLED ?
+			     (uint64_t)BM * ((blocks + 3) / 4 * 4) : 0;
+	sp.a_scale_avail = a->scale->size - a->scale_offset;
+	sp.row_start = (uint32_t *)g.row_start;
+	sp.tile_start = (uint32_t *)g.tile_start;
+	sp.status = (uint32_t *)sched;
+	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
+
+	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
+	if (!ret)
+		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
+	if (!ret)
+		ret = scales_of(cd, a, a->rows, true, 0, g, sp.status, &sa, &ssa);
+	if (!ret)
+		ret = scales_of(cd, &job->b, bs.rows, false, n, g, sp.status, &sb, &ssb);
+	if (!ret) {
+		e = cudaMallocAsync(&bfb, (size_t)bs.rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
+				    cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
+	}
+	if (!ret) {
+		pb.data = bd;
+		pb.stride = bstr;
+		pb.rows = bs.rows;
+		pb.blocks = blocks;
+		pb.rows_pad = ssb.rows_pad;
+		pb.elem = sm90_elem_of(bs.elem);
+		pb.scales = ssb.out;
+		pb.rmax = ssb.rmax;
+		pb.out = (uint8_t *)bfb;
+		pb.bad_tiles = (uint32_t *)g.bad_b;
+		pb.tile_shift = 0;
+		ret = sm90_prep_bf16(cd, pb);
+	}
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], a, ad, as, BM);
+	if (!ret)
+		ret = sm90_map_prepped(&maps[1], pb, BN);
+	if (!ret)
+		ret = sm90_make_map(&maps[2], ssa.out, ssa.rows_pad, blocks, ssa.rows_pad, BM, 2,
+				    CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret) {
+		memset(&p, 0, sizeof(p));
+		p.m = a->rows;
+		p.n = n;
+		p.blocks = blocks;
+		p.elem_a = sm90_elem_of(a->elem);
+		p.out = sm90_c_of(job);
+		p.transposed = 0;
+		p.tiles_m = tiles_m;
+		p.tiles_n = tiles_n;
+		p.rmax_a = ssa.rmax;
+		p.rmax_b = ssb.rmax;
+		p.groups = g;
+		ret = sm90_launch_bf16_grouped(cd, maps, p);
+	}
+	if (!ret) {
+		fb.a = ad;
+		fb.b = bd;
+		fb.a_stride = as;
+		fb.b_stride = bstr;
+		fb.sa = ssa.out;
+		fb.sb = ssb.out;
+		fb.a_pad = ssa.rows_pad;
+		fb.b_pad = ssb.rows_pad;
+		fb.ea = sm90_elem_of(a->elem);
+		fb.eb = sm90_elem_of(bs.elem);
+		fb.blocks = blocks;
+		fb.tiles_n = tiles_n;
+		fb.g = g;
+		fb.out = p.out;
+		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
+				  256, 0, cd->stream>>>(fb);
+	}
+	/*
+	 * The verdict on the offsets, where the call waits for the stream
+	 * anyway (not on a caller's stream: no host synchronisation there).
+	 */
+	if (!ret && (!cd->user_stream || cuda_host->debug())) {
+		e = cudaMemcpyAsync(st, sched, 16, cudaMemcpyDeviceToHost, cd->stream);
+		if (e == cudaSuccess)
+			e = cudaMemcpyAsync(&left, g.list_count, 4, cudaMemcpyDeviceToHost,
+					    cd->stream);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: schedule status");
+		else
+			ret = report_status(job, st);
+		if (!ret)
+			cuda_dbg("cuda-grouped-sm90: %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+				 count, st[3], (unsigned long long)tiles_m, tiles_n, left);
+	}
+	if (bfb)
+		cudaFreeAsync(bfb, cd->stream);
+	if (sb)
+		cudaFreeAsync(sb, cd->stream);
+	if (sa)
+		cudaFreeAsync(sa, cd->stream);
+	if (bscr)
+		cudaFreeAsync(bscr, cd->stream);
+	if (ascr)
+		cudaFreeAsync(ascr, cd->stream);
+	cudaFreeAsync(sched, cd->stream);
+	return ret;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The grouped GEMM's tile mapping (lib/cuda/cuda_sm90.cuh:
+ * sm90_group_raster() and sm90_group_tile(), which gemm_sm90_bf16_kernel's
+ * group_tiles policy and the fallback kernel of cuda-grouped-sm90 use) run
+ * on the host, where there is no GPU: for random 2d x 3d group layouts
+ * (empty groups, a few rows, multiples of the 128-row tile, ragged), with
+ * the schedule cuda_gemm_sm90_grouped.cu's pass computes (each group's
+ * first row and first tile row), every CTA of the launched upper bound
+ * (ceil(M / 128) + groups tile rows by ceil(N / 256)) either exits or
+ * takes a tile inside one group (its rows from the group's start in
+ * steps of 128, B's rows at the group's place in the stack), and every
+ * (row of C, tile column) is computed by exactly one CTA.  Built by nvcc
+ * as host code where nvcc is found; needs no GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+#include "cuda_sm90.cuh"
+
+const struct mxa_plugin_host *cuda_host;
+
+static uint64_t state = 20261202;
+
+static uint32_t below(uint32_t n)
+{
+	state = state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(state >> 33) % n;
+}
+
+/* One layout; returns the number of (row, tile column) pairs, or -1. */
+static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
+{
+	const uint32_t m = (uint32_t)ends[count - 1];
+	const uint32_t tiles_n = (n + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	const uint32_t tiles_m = (m + SM90_BF16_BM - 1) / SM90_BF16_BM + count;
+	std::vector<uint32_t> rs(count + 1), ts(count + 1);
+	std::vector<int> seen((size_t)m * tiles_n, 0);
+	struct sm90_groups gs = {};
+	uint32_t t = 0, g, bid;
+	size_t i;
+
+	for (g = 0; g < count; g++) {
+		const uint32_t prev = g ? (uint32_t)ends[g - 1] : 0;
+
+		rs[g] = prev;
+		ts[g] = t;
+		t += ((uint32_t)ends[g] - prev + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	}
+	rs[count] = m;
+	ts[count] = t;
+	gs.row_start = rs.data();
+	gs.tile_start = ts.data();
+	gs.count = count;
+	gs.n = n;
+	if (t > tiles_m) {
+		printf("FAIL: %u tile rows, more than the launched bound %u\n", t, tiles_m);
+		return -1;
+	}
+	for (bid = 0; bid < tiles_m * tiles_n; bid++) {
+		struct sm90_group_tile gt;
+		uint32_t u, tn, r;
+
+		if (!sm90_group_raster(t, tiles_n, bid, &u, &tn))
+			continue;
+		gt = sm90_group_tile(gs, u, tn);
+		g = gt.group;
+		if (g >= count || gt.m_end != (uint32_t)ends[g] || gt.a_row < rs[g] ||
+		    gt.a_row >= gt.m_end || (gt.a_row - rs[g]) % SM90_BF16_BM ||
+		    gt.c_col != tn * SM90_BF16_BN || gt.b_row != g * n + gt.c_col) {
+			printf("FAIL: CTA %u: group %u rows [%u, %u) column %u B row %u; the group's rows are [%u, %d)\n",
+			       bid, g, gt.a_row, gt.m_end, gt.c_col, gt.b_row,
+			       g < count ? rs[g] : 0, g < count ? ends[g] : -1);
+			return -1;
+		}
+		for (r = gt.a_row; r < gt.a_row + SM90_BF16_BM && r < gt.m_end; r++)
+			seen[(size_t)r * tiles_n + tn]++;
+	}
+	for (i = 0; i < seen.size(); i++) {
+		if (seen[i] != 1) {
+			printf("FAIL: row %zu, tile column %zu computed by %d CTAs\n",
+			       i / tiles_n, i % tiles_n, seen[i]);
+			return -1;
+		}
+	}
+	return (long)seen.size();
+}
+
+int main(void)
+{
+	long pairs = 0, r;
+	unsigned int layouts = 0;
+
+	for (int trial = 0; trial < 2000; trial++) {
+		const uint32_t count = 1 + below(trial < 1000 ? 20 : 300);
+		const uint32_t n = 1 + below(700);
+		std::vector<int32_t> ends(count);
+		uint32_t m = 0;
+
+		for (uint32_t g = 0; g < count; g++) {
+			switch (below(4)) {
+			case 0:
+				break;				/* empty */
+			case 1:
+				m += below(5);			/* a few rows */
+				break;
+			case 2:
+				m += SM90_BF16_BM * below(3);	/* whole tiles */
+				break;
+			default:
+				m += below(600);		/* ragged */
+			}
+			ends[g] = (int32_t)m;
+		}
+		if (!m)
+			continue;
+		r = check(count, n, ends);
+		if (r < 0)
+			return 1;
+		pairs += r;
+		layouts++;
+	}
+	printf("%u group layouts: each of %ld (row, tile column) pairs computed by exactly one CTA\n",
+	       layouts, pairs);
+	return 0;
+}
