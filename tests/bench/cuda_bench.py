@@ -35,8 +35,7 @@ SHAPES = [(8192, 8192, 8192), (16384, 8192, 4096), (4096, 14336, 4096),
 QUANT = [(16384, 8192)]
 # Decode: activations M x K times weights N x K (Llama-3-70B's MLP up
 # projection, and an 8B one).
-WEIGHT_ONLY = [(1, 28672, 8192), (16, 28672, 8192), (64, 28672, 8192),
-               (1, 14336, 4096)]
+WEIGHT_ONLY = [(1, 28672, 8192), (16, 28672, 8192), (64, 28672, 8192)]
 WO_RECIPES = ("mxfp4", "nvfp4", "mxfp8")
 # Grouped (MoE): (kind, groups, M, N, K); 2d_3d splits M, 2d_2d splits K.
 GROUPED = [("2d_3d", 8, 16384, 4096, 4096), ("2d_3d", 32, 32768, 2048, 7168),
@@ -393,7 +392,8 @@ def main():
         print(line, flush=True)
         ours.append(json.loads(line))
     if proc.returncode:
-        sys.exit("cuda_bench failed: exit %d" % proc.returncode)
+        # Keep what was measured: the tables say "not run" for the rest.
+        print(json.dumps({"cuda_bench_exit": proc.returncode}), flush=True)
 
     # 2. PyTorch.
     compiled = (torch.compile(mm_fp8), torch.compile(mm_fp4), torch.compile(mm_nvfp4))
