@@ -266,11 +266,13 @@ __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
 /*
  * Where a CTA's tile lies, as a tile mapping policy (dense_tiles,
  * group_tiles) finds it: its first rows of A and of B in their tensor
- * maps, its first column of C, and the ends past which rows of A (rows of
- * C) and columns of C are not stored; id is the policy's own.
+ * maps, its first column of A's K-major scales (16-byte aligned: the
+ * innermost coordinate of a TMA box must be), its first column of C, and
+ * the ends past which rows of A (rows of C) and columns of C are not
+ * stored; id is the policy's own.
  */
 struct tile_at {
-	uint32_t a_row, b_row, c_col;
+	uint32_t a_row, b_row, c_col, sa_col;
 	uint32_t m_end, n_end;
 	uint32_t id;
 };
@@ -336,7 +338,7 @@ struct dense_tiles {
 		uint32_t tile_m, tile_n;
 
 		tile_of(p, &tile_m, &tile_n);
-		t->a_row = tile_m * BM;
+		t->a_row = t->sa_col = tile_m * BM;
 		t->b_row = t->c_col = tile_n * BN;
 		t->m_end = p.m;
 		t->n_end = p.n;
@@ -360,7 +362,8 @@ struct dense_tiles {
  * A grouped GEMM (2d x 3d): the tile rows of all groups (p.groups, from
  * the device-side offsets), in the same raster; CTAs past the last tile
  * exit.  A group's rows of A and its B rows start at their group's
- * offsets in the tensor maps; rows past the group's end and columns past
+ * offsets in the tensor maps, A's scales at the tile row's own 128
+ * (sm90_group_scale_row()); rows past the group's end and columns past
  * its N are loaded (A's next group, B's next stack entry: finite, or the
  * tile is left) but never stored.
  */
@@ -378,6 +381,7 @@ struct group_tiles {
 		t->a_row = gt.a_row;
 		t->b_row = gt.b_row;
 		t->c_col = gt.c_col;
+		t->sa_col = gt.sa_col;
 		t->m_end = gt.m_end;
 		t->n_end = g.n;
 		t->id = u * p.tiles_n + tn;
@@ -614,7 +618,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
 					    &tmafull[s], (int)(it * KC * 2), (int)t.b_row);
 				tma_load_2d(smem + L::SA_OFF + s * L::SA_BYTES, &tma_sa,
-					    &tmafull[s], (int)t.a_row, (int)(it * 2));
+					    &tmafull[s], (int)t.sa_col, (int)(it * 2));
 			}
 		}
 	} else {

@@ -126,12 +126,14 @@ __global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sc
  * or swizzled per group as torchao lays them out: A of 2d x 3d (by_rows:
  * each group's rows on their own at its first tile row's 128-row tile row)
  * or the stack of B (n rows per group, each group's at g times its size).
+ * A's go out by tile row (tile_rows, sm90_group_scale_row(): rows_pad is
+ * then the bound on tile rows times 128), its row maxima by row of A.
  */
 struct scales_args {
 	const uint8_t *scale;
 	uint64_t stride;
 	uint32_t rows, blocks, rows_pad, swz_tiles;
-	int swizzled, by_rows;
+	int swizzled, by_rows, tile_rows;
 	uint32_t n;
 	struct sm90_groups g;
 	const uint32_t *status;
@@ -180,10 +182,19 @@ __global__ void scales_kernel(const struct scales_args p)
 	__shared__ uint8_t tile[32][SK_COLS + 4];
 	const uint32_t r0 = blockIdx.x * 32;
 	const uint32_t tx = threadIdx.x, ty = threadIdx.y;
-	uint32_t m[4] = { 0, 0, 0, 0 };
+	uint32_t m[4] = { 0, 0, 0, 0 }, src[4];
+	bool own[4];
 
 	if (p.status[0])
 		return;
+	/* The row of the operand each of this thread's output rows holds. */
+#pragma unroll
+	for (int j = 0; j < 4; j++) {
+		src[j] = r0 + ty + 8 * j;
+		own[j] = true;
+		if (p.tile_rows)
+			src[j] = sm90_group_scale_row(p.g, src[j], &own[j]);
+	}
 	for (uint32_t kb0 = 0; kb0 < p.blocks; kb0 += SK_COLS) {
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -191,7 +202,7 @@ __global__ void scales_kernel(const struct scales_args p)
 
 #pragma unroll
 			for (uint32_t c = 0; c < SK_COLS; c += 32) {
-				const uint32_t r = r0 + i, kb = kb0 + c + tx;
+				const uint32_t r = src[j], kb = kb0 + c + tx;
 				const uint8_t v = r < p.rows && kb < p.blocks ?
 						  scale_at(p, r, kb) : 0;
 
@@ -212,8 +223,11 @@ __global__ void scales_kernel(const struct scales_args p)
 	for (int j = 0; j < 4; j++) {
 		const uint32_t i = ty + 8 * j, v = __reduce_max_sync(0xffffffffu, m[j]);
 
-		if (tx == 0 && r0 + i < p.rows_pad)
+		if (tx == 0 && !p.tile_rows && r0 + i < p.rows_pad)
 			p.rmax[r0 + i] = v;
+		/* By row of A, from the one output row in the row's own group. */
+		if (tx == 0 && p.tile_rows && own[j] && src[j] < p.rows)
+			p.rmax[src[j]] = v;
 	}
 }
 
@@ -221,7 +235,7 @@ __global__ void scales_kernel(const struct scales_args p)
 struct fallback_args {
 	const uint8_t *a, *b;		/* codes, A and the B stack */
 	uint64_t a_stride, b_stride;
-	const uint8_t *sa, *sb;		/* K-major scales */
+	const uint8_t *sa, *sb;		/* K-major scales, A's by tile row */
 	uint32_t a_pad, b_pad;
 	int ea, eb;			/* enum sm90_elem */
 	uint32_t blocks, tiles_n;
@@ -311,7 +325,8 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 					part = fmaf(elem_value(p.ea, code_at(ar, p.ea, k)),
 						    elem_value(p.eb, code_at(br, p.eb, k)), part);
 				acc = promote_fma(part,
-						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad + r]),
+						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad +
+								   t.sa_col + e / BN]),
 						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
 								   t.b_row + j]),
 						  acc);
@@ -322,8 +337,9 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 #endif
 }
 
+/* tile_rows: A's, out by tile row, tile_rows of them at most (scales_args). */
 int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
-	      bool by_rows, uint32_t n, const struct sm90_groups &g,
+	      bool by_rows, uint32_t tile_rows, uint32_t n, const struct sm90_groups &g,
 	      const uint32_t *status, void **scratch, struct scales_args *s)
 {
 	cudaError_t e;
@@ -332,10 +348,11 @@ int scales_of(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t rows,
 	s->stride = mxa__scale_stride(m);
 	s->rows = rows;
 	s->blocks = m->cols / 32;
-	s->rows_pad = (rows + 15) / 16 * 16;
+	s->rows_pad = tile_rows ? tile_rows * BM : (rows + 15) / 16 * 16;
 	s->swz_tiles = (s->blocks + 3) / 4;
 	s->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
 	s->by_rows = by_rows;
+	s->tile_rows = tile_rows != 0;
 	s->n = n;
 	s->g = g;
 	s->status = status;
@@ -562,6 +579,11 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 		return cuda_err(-EOVERFLOW,
 				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
 				(unsigned long long)list_max, a->rows, count, n);
+	/* A's scales by tile row: one row of the scale map holds them all. */
+	if ((uint64_t)tiles_m * BM > UINT32_MAX)
+		return cuda_err(-EOVERFLOW,
+				"cuda-grouped-sm90: a's scales by tile row need %u x 128 rows (total M = %u + %u groups), more than 2^32 - 1",
+				tiles_m, a->rows, count);
 	/* The library checked the stack in its buffers (lib/src/grouped.c). */
 	if ((uint64_t)count * n > UINT32_MAX)
 		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
@@ -598,9 +620,9 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 	if (!ret)
 		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
 	if (!ret)
-		ret = scales_of(cd, a, a->rows, true, 0, g, sp.status, &sa, &ssa);
+		ret = scales_of(cd, a, a->rows, true, tiles_m, 0, g, sp.status, &sa, &ssa);
 	if (!ret)
-		ret = scales_of(cd, &job->b, bs.rows, false, n, g, sp.status, &sb, &ssb);
+		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, sp.status, &sb, &ssb);
 	if (!ret) {
 		e = cudaMallocAsync(&bfb, (size_t)bs.rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
 				    cd->stream);

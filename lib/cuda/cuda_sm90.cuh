@@ -377,6 +377,7 @@ struct sm90_group_tile {
 	uint32_t group;
 	uint32_t a_row, m_end;		/* A's (C's) rows [a_row, m_end) at most */
 	uint32_t b_row, c_col;		/* B's row in the stack, C's column */
+	uint32_t sa_col;		/* A's scales in the map: u * 128 (sm90_group_scale_row()) */
 };
 
 /*
@@ -424,7 +425,32 @@ sm90_group_tile(const struct sm90_groups &g, uint32_t u, uint32_t tn)
 	t.m_end = g.row_start[lo + 1];
 	t.c_col = tn * SM90_BF16_BN;
 	t.b_row = lo * g.n + t.c_col;
+	t.sa_col = u * SM90_BF16_BM;
 	return t;
+}
+
+/*
+ * A's K-major scales for the grouped kernel are laid out by tile row:
+ * tile row u's 128 rows at u * 128, because the scale map's box starts at
+ * its tile in the innermost dimension and the tensor memory accelerator
+ * faults (illegal instruction) on an innermost start that is not 16-byte
+ * aligned, which a group's first row need not be.  Row o there holds the
+ * scales of the row of A returned (rows past the group's end are the next
+ * group's, as the tile's codes are), UINT32_MAX past the last tile row;
+ * *own: that row is in o's own group (true for exactly one o per row of A).
+ */
+static __host__ __device__ __forceinline__ uint32_t
+sm90_group_scale_row(const struct sm90_groups &g, uint32_t o, bool *own)
+{
+	const uint32_t u = o / SM90_BF16_BM;
+	struct sm90_group_tile t;
+
+	*own = false;
+	if (u >= g.tile_start[g.count])
+		return UINT32_MAX;
+	t = sm90_group_tile(g, u, 0);
+	*own = t.a_row + o % SM90_BF16_BM < t.m_end;
+	return t.a_row + o % SM90_BF16_BM;
 }
 
 /* An operand (rows x 32 blocks) to bf16 for the bf16 kernels. */

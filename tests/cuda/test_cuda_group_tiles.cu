@@ -10,8 +10,13 @@
  * (ceil(M / 128) + groups tile rows by ceil(N / 256)) either exits or
  * takes a tile inside one group (its rows from the group's start in
  * steps of 128, B's rows at the group's place in the stack), and every
- * (row of C, tile column) is computed by exactly one CTA.  Built by nvcc
- * as host code where nvcc is found; needs no GPU.
+ * (row of C, tile column) is computed by exactly one CTA.  And A's
+ * scales by tile row (sm90_group_scale_row()): each tile's column in the
+ * scale map is 16-byte aligned (the tensor memory accelerator faults with
+ * an illegal instruction on an unaligned innermost box start, as the
+ * group's first row was on the H200), its 128 rows there are the tile's
+ * rows of A, and every row of A is its own group's at exactly one of them.
+ * Built by nvcc as host code where nvcc is found; needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +41,7 @@ static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 	const uint32_t tiles_n = (n + SM90_BF16_BN - 1) / SM90_BF16_BN;
 	const uint32_t tiles_m = (m + SM90_BF16_BM - 1) / SM90_BF16_BM + count;
 	std::vector<uint32_t> rs(count + 1), ts(count + 1);
-	std::vector<int> seen((size_t)m * tiles_n, 0);
+	std::vector<int> seen((size_t)m * tiles_n, 0), owned(m, 0);
 	struct sm90_groups gs = {};
 	uint32_t t = 0, g, bid;
 	size_t i;
@@ -68,14 +73,46 @@ static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 		g = gt.group;
 		if (g >= count || gt.m_end != (uint32_t)ends[g] || gt.a_row < rs[g] ||
 		    gt.a_row >= gt.m_end || (gt.a_row - rs[g]) % SM90_BF16_BM ||
-		    gt.c_col != tn * SM90_BF16_BN || gt.b_row != g * n + gt.c_col) {
-			printf("FAIL: CTA %u: group %u rows [%u, %u) column %u B row %u; the group's rows are [%u, %d)\n",
-			       bid, g, gt.a_row, gt.m_end, gt.c_col, gt.b_row,
+		    gt.c_col != tn * SM90_BF16_BN || gt.b_row != g * n + gt.c_col ||
+		    gt.sa_col != u * SM90_BF16_BM || gt.sa_col % 16) {
+			printf("FAIL: CTA %u: group %u rows [%u, %u) column %u B row %u scale column %u (tile row %u); the group's rows are [%u, %d)\n",
+			       bid, g, gt.a_row, gt.m_end, gt.c_col, gt.b_row, gt.sa_col, u,
 			       g < count ? rs[g] : 0, g < count ? ends[g] : -1);
 			return -1;
 		}
+		for (r = 0; r < SM90_BF16_BM; r++) {
+			bool own;
+			const uint32_t src = sm90_group_scale_row(gs, gt.sa_col + r, &own);
+
+			if (src != gt.a_row + r || own != (gt.a_row + r < gt.m_end)) {
+				printf("FAIL: CTA %u: scale row %u holds row %u of A (own group: %d), the tile's row there is %u (own: %d)\n",
+				       bid, gt.sa_col + r, src, own, gt.a_row + r,
+				       gt.a_row + r < gt.m_end);
+				return -1;
+			}
+		}
 		for (r = gt.a_row; r < gt.a_row + SM90_BF16_BM && r < gt.m_end; r++)
 			seen[(size_t)r * tiles_n + tn]++;
+	}
+	/* Every scale row the scales pass writes: past the tile rows nothing. */
+	for (uint32_t o = 0; o < tiles_m * SM90_BF16_BM; o++) {
+		bool own;
+		const uint32_t src = sm90_group_scale_row(gs, o, &own);
+
+		if (o >= t * SM90_BF16_BM ? src != UINT32_MAX || own : src >= m + SM90_BF16_BM) {
+			printf("FAIL: scale row %u of %u tile rows holds row %u of A (own group: %d)\n",
+			       o, t, src, own);
+			return -1;
+		}
+		if (own && src < m)
+			owned[src]++;
+	}
+	for (i = 0; i < owned.size(); i++) {
+		if (owned[i] != 1) {
+			printf("FAIL: row %zu of A is its own group's at %d scale rows\n", i,
+			       owned[i]);
+			return -1;
+		}
 	}
 	for (i = 0; i < seen.size(); i++) {
 		if (seen[i] != 1) {
@@ -121,7 +158,7 @@ int main(void)
 		pairs += r;
 		layouts++;
 	}
-	printf("%u group layouts: each of %ld (row, tile column) pairs computed by exactly one CTA\n",
+	printf("%u group layouts: each of %ld (row, tile column) pairs computed by exactly one CTA; every tile's A scales at a 16-byte aligned column, each row of A its own group's at one scale row\n",
 	       layouts, pairs);
 	return 0;
 }
