@@ -21,7 +21,7 @@
  *   "span", per piece, per 8 rows of A, per lane: four bf16 pairs), rows
  *   past M and K as zeros, once per call; the main kernel is its
  *   programmatic dependent and starts loading B while it runs;
- * - each CTA takes 128 rows of B (16 per warp) and a range of spans; each
+ * - each CTA takes 32 rows of B (16 per warp) and a range of spans; each
  *   warp loads its rows' codes and scales for U spans straight into
  *   registers, the next U while it computes these (e2m1: U = 16, 4 KB of
  *   B per warp in flight, for up to 16 rows of A);
@@ -63,10 +63,15 @@
 
 namespace {
 
-constexpr int WARPS = 8, THREADS = 32 * WARPS, ROWS = 16 * WARPS;
+/*
+ * Small CTAs, many per SM: the rows of B spread evenly over the SMs (N =
+ * 28672: 896 CTAs of 32 rows, 6 or 7 per SM, where CTAs of 128 rows put
+ * 2 on 92 SMs and 1 on 40, the time set by the 2s: 15 % lost).
+ */
+constexpr int WARPS = 2, THREADS = 32 * WARPS, ROWS = 16 * WARPS;
 /* Rows of A per group (gridDim.z); n-tiles of 8 rows at most. */
 constexpr uint32_t GROUP = 64;
-constexpr int CTAS_PER_SM = 2;
+constexpr int CTAS_PER_SM = 8;
 
 /*
  * Spans (32 values of K) per iteration: 128 bytes of a row of codes;
@@ -838,7 +843,7 @@ const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_
 	if (groups > 65535)
 		return "cuda-weight-only runs M <= 4194240 (65535 groups of 64 rows)";
 	if (groups * ((desc->n + (uint64_t)ROWS - 1) / ROWS) >= 1ull << 31)
-		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 128) < 2^31 tiles";
+		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 32) < 2^31 tiles";
 	return NULL;
 }
 
