@@ -21,14 +21,22 @@
  *   "span", per piece, per 8 rows of A, per lane: four bf16 pairs), rows
  *   past M and K as zeros, once per call; the main kernel is its
  *   programmatic dependent and starts loading B while it runs;
- * - each CTA takes 128 rows of B (16 per warp) and a range of spans; each
+ * - each CTA takes 32 rows of B (16 per warp) and a range of spans; each
  *   warp loads its rows' codes and scales for U spans straight into
- *   registers, the next U while it computes these;
+ *   registers, the next U while it computes these (e2m1: U = 16, 4 KB of
+ *   B per warp in flight, for up to 16 rows of A);
  * - within a scale block the order of k is free as long as both operands
  *   agree: for fp8/fp6 a thread takes 8 consecutive codes of a row (one
- *   8-byte load), for e2m1 4 codes from each half of the span (two 2-byte
- *   loads), so that each mma stays inside one NVFP4 block of 16; the
- *   pre-pass lays A out to match (kperm());
+ *   8-byte load), for e2m1 4 codes from each half of the span, so that
+ *   each mma stays inside one NVFP4 block of 16; the pre-pass lays A out
+ *   to match (kperm());
+ * - e2m1 loads whole spans: the 4 lanes of a row each load one span of
+ *   four (16 bytes, one load; before, 2-byte loads, each touching 8 rows'
+ *   lines, 6 load instructions per span and row pair) and one scale, then
+ *   a 4 x 4 transpose across the lanes (fp4_quarters(): byte permutes,
+ *   selects, 3 shuffles) and a shuffle of the decoded scales give each
+ *   lane the same codes and scales as the 2-byte loads did: the sums are
+ *   the same operations in the same order;
  * - each scale block's partial leaves the tensor cores on its own (from
  *   zero: the mmas of its pieces and halves) and is promoted with one
  *   fp32 fused multiply-add by the block's scale (E8M0: a power of two,
@@ -55,15 +63,24 @@
 
 namespace {
 
-constexpr int WARPS = 8, THREADS = 32 * WARPS, ROWS = 16 * WARPS;
+/*
+ * Small CTAs, many per SM: the rows of B spread evenly over the SMs (N =
+ * 28672: 896 CTAs of 32 rows, 6 or 7 per SM, where CTAs of 128 rows put
+ * 2 on 92 SMs and 1 on 40, the time set by the 2s: 15 % lost).
+ */
+constexpr int WARPS = 2, THREADS = 32 * WARPS, ROWS = 16 * WARPS;
 /* Rows of A per group (gridDim.z); n-tiles of 8 rows at most. */
 constexpr uint32_t GROUP = 64;
-constexpr int CTAS_PER_SM = 2;
+constexpr int CTAS_PER_SM = 8;
 
-/* Spans (32 values of K) per iteration: 128 bytes of a row of codes. */
-__host__ __device__ constexpr uint32_t spans_per_iter(int e)
+/*
+ * Spans (32 values of K) per iteration: 128 bytes of a row of codes;
+ * e2m1 with up to 16 rows of A (few accumulators), 256: more of B in
+ * flight per warp.  A multiple of 4 for e2m1 (its loads take 4 spans).
+ */
+__host__ __device__ constexpr uint32_t spans_per_iter(int e, int nt)
 {
-	return e == SM90_E2M1 ? 8 : 4;
+	return e == SM90_E2M1 ? (nt <= 2 ? 16 : nt <= 4 ? 8 : 4) : 4;
 }
 
 #ifdef SM90_CODE
@@ -152,6 +169,45 @@ __device__ __forceinline__ void e2m1x8_bf16(uint32_t v, uint32_t *f)
 	f[1] = bf16x2_mul((prmt2(v4, v, 0xd591) << 2) & 0x81c081c0u, mul);
 	f[2] = bf16x2_mul((prmt2(v4, v, 0xe6a2) << 2) & 0x81c081c0u, mul);
 	f[3] = bf16x2_mul((prmt2(v4, v, 0xf7b3) << 2) & 0x81c081c0u, mul);
+}
+
+/* v[i] <- v[i ^ t] for i = 0..3 (t in 0..3), by selects. */
+__device__ __forceinline__ void xor_permute4(uint32_t *v, uint32_t t)
+{
+	const bool b0 = t & 1, b1 = t & 2;
+	const uint32_t a0 = b0 ? v[1] : v[0], a1 = b0 ? v[0] : v[1];
+	const uint32_t a2 = b0 ? v[3] : v[2], a3 = b0 ? v[2] : v[3];
+
+	v[0] = b1 ? a2 : a0;
+	v[1] = b1 ? a3 : a1;
+	v[2] = b1 ? a0 : a2;
+	v[3] = b1 ? a1 : a3;
+}
+
+/*
+ * e2m1, the four lanes t = 0..3 of a row, each holding the 16 bytes of
+ * one span (lane t: span 4 q + t of a window, raw): out[u] becomes the
+ * lane's share of span u, bytes 2t, 2t + 1, 8 + 2t, 9 + 2t (low to high,
+ * as codes_bf16() and kperm() take them).  First each lane cuts its span
+ * into those four shares (w[i]: the share of lane i), then a 4 x 4
+ * transpose across the lanes: in round r lane t sends its w[t ^ r]
+ * (to lane t ^ r, whose share it is) and receives lane (t ^ r)'s w[t],
+ * share t of span t ^ r.  Every lane of the warp must call it.
+ */
+__device__ __forceinline__ void fp4_quarters(uint4 raw, uint32_t t, uint32_t *out)
+{
+	uint32_t w[4];
+
+	w[0] = prmt2(raw.x, raw.z, 0x5410);
+	w[1] = prmt2(raw.x, raw.z, 0x7632);
+	w[2] = prmt2(raw.y, raw.w, 0x5410);
+	w[3] = prmt2(raw.y, raw.w, 0x7632);
+	xor_permute4(w, t);			/* w[r] = share t ^ r */
+	out[0] = w[0];
+#pragma unroll
+	for (int r = 1; r < 4; r++)
+		out[r] = __shfl_xor_sync(~0u, w[r], r);	/* span t ^ r */
+	xor_permute4(out, t);			/* out[u] = span u */
 }
 
 /* A NaN or Inf e4m3 / e5m2 code as bf16 bits. */
@@ -336,7 +392,8 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	constexpr bool FP4 = E == SM90_E2M1;
-	constexpr uint32_t U = spans_per_iter(E);
+	constexpr uint32_t U = spans_per_iter(E, NT);
+	constexpr uint32_t UW = U / 4;			/* e2m1: spans per load / 4 */
 	constexpr uint32_t SB = FP4 ? 16 : 32;		/* bytes of a row per span */
 	constexpr bool INF0 = P == 3 && E == SM90_E5M2;
 	const uint32_t ranges = gridDim.y, part = blockIdx.y, grp = blockIdx.z;
@@ -355,38 +412,131 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	uint32_t scur[2][U], snxt[2][U];
 	float acc[NT][4];
 
-	/* Codes and scale bytes of spans s .. s + U - 1 (0 past the range). */
+	/* The scale byte(s) of span sp of row h (0 past the range). */
+	auto scale_of = [&](int h, uint32_t sp) {
+		uint32_t sv = 0;
+
+		if (sp < s1) {
+			if (NV) {
+				sv = scale_byte(p, srow[h], 2 * sp);
+				if (2 * sp + 1 < p.blocks)
+					sv |= scale_byte(p, srow[h], 2 * sp + 1) << 8;
+			} else {
+				sv = scale_byte(p, srow[h], sp);
+			}
+		}
+		return sv;
+	};
+
+	/* fp8/fp6: codes and scale bytes of spans s .. s + U - 1. */
 	auto load = [&](uint32_t s, uint2 (*w)[U], uint32_t (*sc)[U]) {
 #pragma unroll
 		for (uint32_t u = 0; u < U; u++) {
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				const uint32_t sp = s + u;
-				uint2 v = make_uint2(0, 0);
-				uint32_t sv = 0;
+
+				w[h][u] = sp < s1 ? __ldg((const uint2 *)(x[h] + (uint64_t)sp * SB +
+									  8 * t)) :
+						    make_uint2(0, 0);
+				sc[h][u] = scale_of(h, sp);
+			}
+		}
+	};
+
+	/*
+	 * e2m1: lane t of a row loads the whole span s + 4 q + t of window q
+	 * (16 bytes, one load) and its scale byte(s); fp4_quarters() and
+	 * a shuffle of the scales hand each lane its share of each span.
+	 */
+	auto load4 = [&](uint32_t s, uint4 (*w)[UW], uint32_t (*sc)[UW]) {
+#pragma unroll
+		for (uint32_t q = 0; q < UW; q++) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const uint32_t sp = s + 4 * q + t;
+				const uint8_t *at = x[h] + (uint64_t)sp * SB;
+				uint4 v = make_uint4(0, 0, 0, 0);
 
 				if (sp < s1) {
-					const uint8_t *at = x[h] + (uint64_t)sp * SB;
+					/* NVFP4: the span's second block may be past K. */
+					if (!NV || 2 * sp + 1 < p.blocks) {
+						v = __ldg((const uint4 *)at);
+					} else {
+						const uint2 lo = __ldg((const uint2 *)at);
 
-					if (FP4) {
-						v.x = __ldg((const uint16_t *)(at + 2 * t));
-						/* NVFP4: the span's second block may be past K. */
-						if (!NV || 2 * sp + 1 < p.blocks)
-							v.x |= (uint32_t)__ldg((const uint16_t *)
-									       (at + 8 + 2 * t)) << 16;
-					} else {
-						v = __ldg((const uint2 *)(at + 8 * t));
-					}
-					if (NV) {
-						sv = scale_byte(p, srow[h], 2 * sp);
-						if (2 * sp + 1 < p.blocks)
-							sv |= scale_byte(p, srow[h], 2 * sp + 1) << 8;
-					} else {
-						sv = scale_byte(p, srow[h], sp);
+						v.x = lo.x;
+						v.y = lo.y;
 					}
 				}
-				w[h][u] = v;
-				sc[h][u] = sv;
+				w[h][q] = v;
+				sc[h][q] = scale_of(h, sp);
+			}
+		}
+	};
+
+	/* A span's scale byte(s) as fp32: the block's, NVFP4 the two blocks'. */
+	auto scales_f32 = [&](uint32_t sv, float *xs) {
+		if (NV) {
+			/* Past K the second's byte is 0, scale 0 (its codes and A are 0). */
+			const float2 f = ue4m3x2_to_f32(sv);
+
+			xs[0] = f.x;
+			xs[1] = f.y;
+		} else {
+			xs[0] = e8m0_to_f32(sv);
+		}
+	};
+
+	/*
+	 * One span: va, vb the lane's codes of rows r0, r0 + 8 (as
+	 * codes_bf16() takes them), xa, xb their scales, ys the span's A
+	 * fragments for this lane.
+	 */
+	auto span = [&](const uint4 *ys, uint2 va, uint2 vb, const float *xa, const float *xb) {
+		uint32_t fa[4], fb[4], za[4], zb[4];
+
+		codes_bf16<E, INF0>(va, fa, za);
+		codes_bf16<E, INF0>(vb, fb, zb);
+#pragma unroll
+		for (int j = 0; j < NT; j++) {
+			float d[4], d1[4];
+
+#pragma unroll
+			for (int pc = 0; pc < P; pc++) {
+				/*
+				 * A plain load, not __ldg(): the pre-pass wrote it
+				 * while this grid ran.  Rows past M are zeros
+				 * there: not loaded (M = 1 reads an eighth).
+				 */
+				const uint4 y = grp * GROUP + 8 * j + g < p.m ?
+						ys[(pc * NT + j) * 32] : make_uint4(0, 0, 0, 0);
+				const uint32_t *ua = pc && INF0 ? za : fa;
+				const uint32_t *ub = pc && INF0 ? zb : fb;
+
+				if (pc == 0) {
+					mma_bf16<false>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
+					if (NV)
+						mma_bf16<false>(d1, ua[2], ub[2], ua[3], ub[3], y.z,
+								y.w);
+					else
+						mma_bf16<true>(d, ua[2], ub[2], ua[3], ub[3], y.z,
+							       y.w);
+				} else {
+					mma_bf16<true>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
+					mma_bf16<true>(NV ? d1 : d, ua[2], ub[2], ua[3], ub[3], y.z,
+						       y.w);
+				}
+			}
+			acc[j][0] = fmaf(d[0], xa[0], acc[j][0]);
+			acc[j][1] = fmaf(d[1], xa[0], acc[j][1]);
+			acc[j][2] = fmaf(d[2], xb[0], acc[j][2]);
+			acc[j][3] = fmaf(d[3], xb[0], acc[j][3]);
+			if (NV) {
+				acc[j][0] = fmaf(d1[0], xa[1], acc[j][0]);
+				acc[j][1] = fmaf(d1[1], xa[1], acc[j][1]);
+				acc[j][2] = fmaf(d1[2], xb[1], acc[j][2]);
+				acc[j][3] = fmaf(d1[3], xb[1], acc[j][3]);
 			}
 		}
 	};
@@ -395,95 +545,96 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	for (int j = 0; j < NT; j++)
 		for (int e = 0; e < 4; e++)
 			acc[j][e] = 0.0f;
-	if (s0 < s1)
-		load(s0, cur, scur);
-	/* A's fragments come from the pre-pass. */
-	asm volatile("griddepcontrol.wait;" ::: "memory");
 
-	for (uint32_t s = s0; s < s1; s += U) {
-		if (s + U < s1)
-			load(s + U, nxt, snxt);
+	if constexpr (FP4) {
+		uint4 cur4[2][UW], nxt4[2][UW];
+		uint32_t sc4[2][UW], sn4[2][UW];
+
+		if (s0 < s1)
+			load4(s0, cur4, sc4);
+		/* A's fragments come from the pre-pass. */
+		asm volatile("griddepcontrol.wait;" ::: "memory");
+		for (uint32_t s = s0; s < s1; s += U) {
+			const uint4 *ys = yg + (uint64_t)s * P * NT * 32;
+
+			if (s + U < s1)
+				load4(s + U, nxt4, sn4);
 #pragma unroll
-		for (uint32_t u = 0; u < U; u++) {
-			const uint32_t sp = s + u;
-			uint32_t fa[4], fb[4], za[4], zb[4];
-			float xa[2], xb[2];
+			for (uint32_t q = 0; q < UW; q++) {
+				uint32_t ca[4], cb[4];
 
-			if (sp >= s1)
-				break;
-			codes_bf16<E, INF0>(cur[0][u], fa, za);
-			codes_bf16<E, INF0>(cur[1][u], fb, zb);
-			if (NV) {
+				/* Uniform over the warp: the shuffles see every lane. */
+				if (s + 4 * q >= s1)
+					break;
+				fp4_quarters(cur4[0][q], t, ca);
+				fp4_quarters(cur4[1][q], t, cb);
 				/*
-				 * The span's two blocks; past K the second's
-				 * byte is 0, scale 0 (its codes and A are 0).
+				 * MX: each lane decodes the scale of its own span
+				 * once, the others take it by shuffle.
 				 */
-				const float2 sa = ue4m3x2_to_f32(scur[0][u]);
-				const float2 sb = ue4m3x2_to_f32(scur[1][u]);
-
-				xa[0] = sa.x;
-				xa[1] = sa.y;
-				xb[0] = sb.x;
-				xb[1] = sb.y;
-			} else {
-				xa[0] = e8m0_to_f32(scur[0][u]);
-				xb[0] = e8m0_to_f32(scur[1][u]);
-			}
-			const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
-#pragma unroll
-			for (int j = 0; j < NT; j++) {
-				float d[4], d1[4];
-
-#pragma unroll
-				for (int pc = 0; pc < P; pc++) {
-					/*
-					 * A plain load, not __ldg(): the pre-pass
-					 * wrote it while this grid ran.  Rows past
-					 * M are zeros there: not loaded (M = 1
-					 * reads an eighth).
-					 */
-					const uint4 y = grp * GROUP + 8 * j + g < p.m ?
-							ys[(pc * NT + j) * 32] :
-							make_uint4(0, 0, 0, 0);
-					const uint32_t *ua = pc && INF0 ? za : fa;
-					const uint32_t *ub = pc && INF0 ? zb : fb;
-
-					if (pc == 0) {
-						mma_bf16<false>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
-						if (NV)
-							mma_bf16<false>(d1, ua[2], ub[2], ua[3], ub[3],
-									y.z, y.w);
-						else
-							mma_bf16<true>(d, ua[2], ub[2], ua[3], ub[3],
-								       y.z, y.w);
-					} else {
-						mma_bf16<true>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
-						mma_bf16<true>(NV ? d1 : d, ua[2], ub[2], ua[3], ub[3],
-							       y.z, y.w);
-					}
+				if (!NV) {
+					sc4[0][q] = __float_as_uint(e8m0_to_f32(sc4[0][q]));
+					sc4[1][q] = __float_as_uint(e8m0_to_f32(sc4[1][q]));
 				}
-				acc[j][0] = fmaf(d[0], xa[0], acc[j][0]);
-				acc[j][1] = fmaf(d[1], xa[0], acc[j][1]);
-				acc[j][2] = fmaf(d[2], xb[0], acc[j][2]);
-				acc[j][3] = fmaf(d[3], xb[0], acc[j][3]);
-				if (NV) {
-					acc[j][0] = fmaf(d1[0], xa[1], acc[j][0]);
-					acc[j][1] = fmaf(d1[1], xa[1], acc[j][1]);
-					acc[j][2] = fmaf(d1[2], xb[1], acc[j][2]);
-					acc[j][3] = fmaf(d1[3], xb[1], acc[j][3]);
+#pragma unroll
+				for (uint32_t u = 0; u < 4; u++) {
+					const int from = (lane & ~3) | (int)u;
+					const uint32_t sa = __shfl_sync(~0u, sc4[0][q], from);
+					const uint32_t sb = __shfl_sync(~0u, sc4[1][q], from);
+					float xa[2], xb[2];
+
+					if (s + 4 * q + u >= s1)
+						break;
+					if (NV) {
+						scales_f32(sa, xa);
+						scales_f32(sb, xb);
+					} else {
+						xa[0] = __uint_as_float(sa);
+						xb[0] = __uint_as_float(sb);
+					}
+					span(ys + (4 * q + u) * P * NT * 32, make_uint2(ca[u], 0),
+					     make_uint2(cb[u], 0), xa, xb);
+				}
+			}
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+#pragma unroll
+				for (uint32_t q = 0; q < UW; q++) {
+					cur4[h][q] = nxt4[h][q];
+					sc4[h][q] = sn4[h][q];
 				}
 			}
 		}
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
+	} else {
+		if (s0 < s1)
+			load(s0, cur, scur);
+		/* A's fragments come from the pre-pass. */
+		asm volatile("griddepcontrol.wait;" ::: "memory");
+		for (uint32_t s = s0; s < s1; s += U) {
+			const uint4 *ys = yg + (uint64_t)s * P * NT * 32;
+
+			if (s + U < s1)
+				load(s + U, nxt, snxt);
 #pragma unroll
 			for (uint32_t u = 0; u < U; u++) {
-				cur[h][u] = nxt[h][u];
-				scur[h][u] = snxt[h][u];
+				float xa[2], xb[2];
+
+				if (s + u >= s1)
+					break;
+				scales_f32(scur[0][u], xa);
+				scales_f32(scur[1][u], xb);
+				span(ys + u * P * NT * 32, cur[0][u], cur[1][u], xa, xb);
+			}
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+#pragma unroll
+				for (uint32_t u = 0; u < U; u++) {
+					cur[h][u] = nxt[h][u];
+					scur[h][u] = snxt[h][u];
+				}
 			}
 		}
 	}
-
 	if (ranges > 1) {
 		/* Partial j of thread i at [tile][range][j][i]: whole sectors. */
 		float4 *mine = partial + ((uint64_t)tile * ranges + part) * NT * THREADS +
@@ -638,7 +789,7 @@ int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_p
 	      int elem, bool nv)
 {
 	const uint32_t slots = CTAS_PER_SM * (uint32_t)cd->sms;
-	const uint32_t u = spans_per_iter(elem);
+	const uint32_t u = spans_per_iter(elem, NT);
 	const int pieces = ap.bf16 ? 1 : 3;
 	struct plan pl;
 	size_t partial_bytes, y_bytes;
@@ -692,7 +843,7 @@ const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_
 	if (groups > 65535)
 		return "cuda-weight-only runs M <= 4194240 (65535 groups of 64 rows)";
 	if (groups * ((desc->n + (uint64_t)ROWS - 1) / ROWS) >= 1ull << 31)
-		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 128) < 2^31 tiles";
+		return "cuda-weight-only runs ceil(M / 64) * ceil(N / 32) < 2^31 tiles";
 	return NULL;
 }
 
