@@ -19,7 +19,7 @@ refused() {
 	shift
 	out=$("$bench" --recipes "$@" 2>&1 >/dev/null)
 	rc=$?
-	want="cuda_bench: --recipes: '$bad' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4"
+	want="cuda_bench: --recipes: '$bad' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4"
 	if [ "$rc" = 2 ] && [ "$out" = "$want" ]; then
 		echo "ok: cuda_bench --recipes $* refused"
 	else
@@ -35,4 +35,14 @@ refused mxfp4_ mxfp8,mxfp4_
 refused "" mxfp8,,mxfp4
 refused "" ""
 refused "" mxfp4,
+# --wo-recipes (weight-only) names its own option.
+out=$("$bench" --wo-recipes mxfp4,fp4 2>&1 >/dev/null)
+rc=$?
+want="cuda_bench: --wo-recipes: 'fp4' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4"
+if [ "$rc" = 2 ] && [ "$out" = "$want" ]; then
+	echo "ok: cuda_bench --wo-recipes mxfp4,fp4 refused"
+else
+	echo "FAIL: cuda_bench --wo-recipes mxfp4,fp4: exit $rc, stderr '$out' (want exit 2, '$want')"
+	failures=$((failures + 1))
+fi
 [ "$failures" = 0 ]

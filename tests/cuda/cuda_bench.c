@@ -82,7 +82,7 @@ static bool lists(const char *list, const char *name)
  * 0 when every name in the comma-separated list is a GEMM recipe;
  * otherwise one line naming the first that is not, and -1.
  */
-static int check_recipes(const char *list)
+static int check_recipes(const char *opt, const char *list)
 {
 	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL) {
 		const size_t n = strcspn(p, ",");
@@ -93,7 +93,7 @@ static int check_recipes(const char *list)
 			    !strncmp(p, gemm_recipes[r].name, n))
 				break;
 		if (r == TEST_ARRAY_SIZE(gemm_recipes)) {
-			fprintf(stderr, "cuda_bench: --recipes: '%.*s' is not one of", (int)n, p);
+			fprintf(stderr, "cuda_bench: %s: '%.*s' is not one of", opt, (int)n, p);
 			for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
 				fprintf(stderr, " %s%s", gemm_recipes[r].name,
 					r + 1 < TEST_ARRAY_SIZE(gemm_recipes) ? "," : "\n");
@@ -685,7 +685,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (check_recipes(recipes) || check_recipes(wo_recipes))
+	if (check_recipes("--recipes", recipes) ||
+	    check_recipes("--wo-recipes", wo_recipes))
 		return 2;
 	ret = mxa_device_open(devname, &dev);
 	if (ret)

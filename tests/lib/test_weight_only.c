@@ -1029,6 +1029,7 @@ int main(void)
 		setenv("MXACCEL_CPU_ISA", levels[l], 1);
 		if (mxa_device_open("cpu", &dev))
 			continue;
+		ref_dev = dev;		/* the closed one must not be used */
 		n_levels++;
 		random_cases(12, true);
 		mxa_device_close(dev);
