@@ -222,8 +222,8 @@ static double operand_bytes(enum mxa_elem elem, bool nvfp4, uint32_t rows,
 }
 
 /* One line saying why a measurement could not be made. */
-static void skipped(const char *op, const char *recipe, uint32_t m, uint32_t n,
-		    uint32_t k, const char *why)
+static void not_measured(const char *op, const char *recipe, uint32_t m, uint32_t n,
+			 uint32_t k, const char *why)
 {
 	printf("{\"op\": \"%s\", \"recipe\": \"%s\", \"m\": %u, \"n\": %u, \"k\": %u, \"skipped\": \"%s\"}\n",
 	       op, recipe, m, n, k, why);
@@ -253,7 +253,7 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 
 	ret = mxa_plan(dev, &d, pref, &plan);
 	if (ret) {
-		skipped("gemm", recipe, m, n, k, plan.reason);
+		not_measured("gemm", recipe, m, n, k, plan.reason);
 		return;
 	}
 	if (sets > MAX_SETS)
@@ -390,7 +390,7 @@ static void bench_weight_only(struct mxa_device *dev, const char *recipe,
 
 	ret = mxa_plan(dev, &d, pref, &plan);
 	if (ret) {
-		skipped("weight_only", recipe, m, n, k, plan.reason);
+		not_measured("weight_only", recipe, m, n, k, plan.reason);
 		return;
 	}
 	x.sets = (unsigned int)(ROTATE_BYTES / b_bytes + 1);
@@ -486,7 +486,7 @@ static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
 
 	ret = mxa_plan(dev, &d, pref, &plan);
 	if (ret) {
-		skipped(name, "mxfp8", m, n, k, plan.reason);
+		not_measured(name, "mxfp8", m, n, k, plan.reason);
 		free(ends);
 		return;
 	}
@@ -514,7 +514,7 @@ static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
 	/* Once on the device's own stream: a failure is reported, not timed. */
 	ret = grouped_op(&x, 0);
 	if (ret) {
-		skipped(name, "mxfp8", m, n, k, mxa_strerror(ret));
+		not_measured(name, "mxfp8", m, n, k, mxa_strerror(ret));
 		goto out;
 	}
 	t = time_queued(dev, grouped_op, &x, x.c.buf, &spread);
