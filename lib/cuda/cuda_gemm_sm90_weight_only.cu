@@ -24,7 +24,10 @@
  * - each CTA takes 32 rows of B (16 per warp) and a range of spans; each
  *   warp loads its rows' codes and scales for U spans straight into
  *   registers, the next U while it computes these (e2m1: U = 16, 4 KB of
- *   B per warp in flight, for up to 16 rows of A);
+ *   B per warp in flight, for up to 16 rows of A), past L1 (read once:
+ *   L1 keeps A's fragments, which every CTA of the SM reads); A's
+ *   fragments, where few (M <= 8 or 16), are loaded 2 or 4 spans before
+ *   the mmas take them, into a ring of registers;
  * - within a scale block the order of k is free as long as both operands
  *   agree: for fp8/fp6 a thread takes 8 consecutive codes of a row (one
  *   8-byte load), for e2m1 4 codes from each half of the span, so that
@@ -421,15 +424,16 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	constexpr bool INF0 = P == 3 && E == SM90_E5M2;
 	/*
 	 * A's fragments of a span (YN uint4 per lane): with few of them
-	 * (bf16 A; M <= 8 for e2m1, M <= 16 for the others: where the
-	 * registers are there, without spills), loaded YD spans ahead into a
+	 * (e2m1: bf16 A, M <= 8; the others: M <= 16 with bf16 A, M <= 8
+	 * with fp32: where the registers are there, without spills, as
+	 * cuobjdump -res-usage shows), loaded YD spans ahead into a
 	 * ring of registers (YD divides U: a slot is a compile-time index),
 	 * so that the mmas do not wait on them (before, each span's mmas
 	 * waited on its load: the kernel was latency bound); else loaded
 	 * where the mmas take them.
 	 */
 	constexpr int YN = P * NT;
-	constexpr bool YPF = YN == 1 || (!FP4 && YN <= 2);
+	constexpr bool YPF = YN == 1 || (!FP4 && YN <= 3);
 	constexpr uint32_t YD = YN == 1 ? 4 : 2;
 	static_assert(U % YD == 0, "a ring slot per span offset");
 	const uint32_t ranges = gridDim.y, part = blockIdx.y, grp = blockIdx.z;
