@@ -24,7 +24,10 @@
  * - each CTA takes 32 rows of B (16 per warp) and a range of spans; each
  *   warp loads its rows' codes and scales for U spans straight into
  *   registers, the next U while it computes these (e2m1: U = 16, 4 KB of
- *   B per warp in flight, for up to 16 rows of A);
+ *   B per warp in flight, for up to 16 rows of A), past L1 (read once:
+ *   L1 keeps A's fragments, which every CTA of the SM reads); A's
+ *   fragments, where few (M <= 8 or 16), are loaded 2 or 4 spans before
+ *   the mmas take them, into a ring of registers;
  * - within a scale block the order of k is free as long as both operands
  *   agree: for fp8/fp6 a thread takes 8 consecutive codes of a row (one
  *   8-byte load), for e2m1 4 codes from each half of the span, so that
@@ -145,6 +148,29 @@ __device__ __forceinline__ uint32_t prmt2(uint32_t a, uint32_t b, uint32_t sel)
 
 	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
 	return d;
+}
+
+/*
+ * B's codes are read once, by one thread: loaded past L1 (no line
+ * allocated there), so that L1 keeps A's fragments, which every CTA of
+ * the SM reads.  Same bytes as __ldg().
+ */
+__device__ __forceinline__ uint4 ldg_stream_u4(const void *at)
+{
+	uint4 v;
+
+	asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(at));
+	return v;
+}
+
+__device__ __forceinline__ uint2 ldg_stream_u2(const void *at)
+{
+	uint2 v;
+
+	asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+	    : "=r"(v.x), "=r"(v.y) : "l"(at));
+	return v;
 }
 
 /* 2^e in both halves of a bf16x2 (e + 127 in 1..254). */
@@ -396,6 +422,20 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	constexpr uint32_t UW = U / 4;			/* e2m1: spans per load / 4 */
 	constexpr uint32_t SB = FP4 ? 16 : 32;		/* bytes of a row per span */
 	constexpr bool INF0 = P == 3 && E == SM90_E5M2;
+	/*
+	 * A's fragments of a span (YN uint4 per lane): with few of them
+	 * (e2m1: bf16 A, M <= 8; the others: M <= 16 with bf16 A, M <= 8
+	 * with fp32: where the registers are there, without spills, as
+	 * cuobjdump -res-usage shows), loaded YD spans ahead into a
+	 * ring of registers (YD divides U: a slot is a compile-time index),
+	 * so that the mmas do not wait on them (before, each span's mmas
+	 * waited on its load: the kernel was latency bound); else loaded
+	 * where the mmas take them.
+	 */
+	constexpr int YN = P * NT;
+	constexpr bool YPF = YN == 1 || (!FP4 && YN <= 3);
+	constexpr uint32_t YD = YN == 1 ? 4 : 2;
+	static_assert(U % YD == 0, "a ring slot per span offset");
 	const uint32_t ranges = gridDim.y, part = blockIdx.y, grp = blockIdx.z;
 	const uint32_t tile = grp * gridDim.x + blockIdx.x;
 	const uint32_t s0 = part * range, s1 = min(s0 + range, p.spans);
@@ -410,6 +450,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	const uint4 *yg = yfrag + (uint64_t)grp * p.spans * P * NT * 32 + lane;
 	uint2 cur[2][U], nxt[2][U];
 	uint32_t scur[2][U], snxt[2][U];
+	uint4 yring[YD][YN];
 	float acc[NT][4];
 
 	/* The scale byte(s) of span sp of row h (0 past the range). */
@@ -436,8 +477,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			for (int h = 0; h < 2; h++) {
 				const uint32_t sp = s + u;
 
-				w[h][u] = sp < s1 ? __ldg((const uint2 *)(x[h] + (uint64_t)sp * SB +
-									  8 * t)) :
+				w[h][u] = sp < s1 ? ldg_stream_u2(x[h] + (uint64_t)sp * SB + 8 * t) :
 						    make_uint2(0, 0);
 				sc[h][u] = scale_of(h, sp);
 			}
@@ -461,9 +501,9 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				if (sp < s1) {
 					/* NVFP4: the span's second block may be past K. */
 					if (!NV || 2 * sp + 1 < p.blocks) {
-						v = __ldg((const uint4 *)at);
+						v = ldg_stream_u4(at);
 					} else {
-						const uint2 lo = __ldg((const uint2 *)at);
+						const uint2 lo = ldg_stream_u2(at);
 
 						v.x = lo.x;
 						v.y = lo.y;
@@ -472,6 +512,45 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				w[h][q] = v;
 				sc[h][q] = scale_of(h, sp);
 			}
+		}
+	};
+
+	/*
+	 * A's fragments of span sp for this lane (zeros past the range and
+	 * for rows past M: those not loaded).  A plain load, not __ldg():
+	 * the pre-pass wrote them while this grid ran.
+	 */
+	auto fetch_y = [&](uint32_t sp, uint4 *y) {
+		const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
+
+#pragma unroll
+		for (int pc = 0; pc < P; pc++) {
+#pragma unroll
+			for (int j = 0; j < NT; j++)
+				y[pc * NT + j] = sp < s1 && grp * GROUP + 8 * j + g < p.m ?
+						 ys[(pc * NT + j) * 32] : make_uint4(0, 0, 0, 0);
+		}
+	};
+
+	/*
+	 * Span s + v's fragments (v: the span's compile-time offset in an
+	 * iteration of U, s: the iteration's first span) into y; with YPF
+	 * from the ring, whose slot then loads span s + v + YD.  The ring
+	 * starts with spans s0 .. s0 + YD - 1 (ring_start()).
+	 */
+	auto ring_start = [&]() {
+		if (YPF) {
+#pragma unroll
+			for (uint32_t d = 0; d < YD; d++)
+				fetch_y(s0 + d, yring[d]);
+		}
+	};
+	auto ring_take = [&](uint32_t s, uint32_t v, uint4 *y) {
+		if (YPF) {
+#pragma unroll
+			for (int i = 0; i < YN; i++)
+				y[i] = yring[v % YD][i];
+			fetch_y(s + v + YD, yring[v % YD]);
 		}
 	};
 
@@ -491,9 +570,10 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	/*
 	 * One span: va, vb the lane's codes of rows r0, r0 + 8 (as
 	 * codes_bf16() takes them), xa, xb their scales, ys the span's A
-	 * fragments for this lane.
+	 * fragments for this lane, yv (with YPF) the same loaded.
 	 */
-	auto span = [&](const uint4 *ys, uint2 va, uint2 vb, const float *xa, const float *xb) {
+	auto span = [&](const uint4 *ys, const uint4 *yv, uint2 va, uint2 vb, const float *xa,
+			const float *xb) {
 		uint32_t fa[4], fb[4], za[4], zb[4];
 
 		codes_bf16<E, INF0>(va, fa, za);
@@ -509,7 +589,8 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				 * while this grid ran.  Rows past M are zeros
 				 * there: not loaded (M = 1 reads an eighth).
 				 */
-				const uint4 y = grp * GROUP + 8 * j + g < p.m ?
+				const uint4 y = YPF ? yv[pc * NT + j] :
+						grp * GROUP + 8 * j + g < p.m ?
 						ys[(pc * NT + j) * 32] : make_uint4(0, 0, 0, 0);
 				const uint32_t *ua = pc && INF0 ? za : fa;
 				const uint32_t *ub = pc && INF0 ? zb : fb;
@@ -554,6 +635,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			load4(s0, cur4, sc4);
 		/* A's fragments come from the pre-pass. */
 		asm volatile("griddepcontrol.wait;" ::: "memory");
+		ring_start();
 		for (uint32_t s = s0; s < s1; s += U) {
 			const uint4 *ys = yg + (uint64_t)s * P * NT * 32;
 
@@ -582,9 +664,11 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 					const uint32_t sa = __shfl_sync(~0u, sc4[0][q], from);
 					const uint32_t sb = __shfl_sync(~0u, sc4[1][q], from);
 					float xa[2], xb[2];
+					uint4 yv[YN];
 
 					if (s + 4 * q + u >= s1)
 						break;
+					ring_take(s, 4 * q + u, yv);
 					if (NV) {
 						scales_f32(sa, xa);
 						scales_f32(sb, xb);
@@ -592,7 +676,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 						xa[0] = __uint_as_float(sa);
 						xb[0] = __uint_as_float(sb);
 					}
-					span(ys + (4 * q + u) * P * NT * 32, make_uint2(ca[u], 0),
+					span(ys + (4 * q + u) * P * NT * 32, yv, make_uint2(ca[u], 0),
 					     make_uint2(cb[u], 0), xa, xb);
 				}
 			}
@@ -610,6 +694,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			load(s0, cur, scur);
 		/* A's fragments come from the pre-pass. */
 		asm volatile("griddepcontrol.wait;" ::: "memory");
+		ring_start();
 		for (uint32_t s = s0; s < s1; s += U) {
 			const uint4 *ys = yg + (uint64_t)s * P * NT * 32;
 
@@ -618,12 +703,14 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 #pragma unroll
 			for (uint32_t u = 0; u < U; u++) {
 				float xa[2], xb[2];
+				uint4 yv[YN];
 
 				if (s + u >= s1)
 					break;
+				ring_take(s, u, yv);
 				scales_f32(scur[0][u], xa);
 				scales_f32(scur[1][u], xb);
-				span(ys + u * P * NT * 32, cur[0][u], cur[1][u], xa, xb);
+				span(ys + u * P * NT * 32, yv, cur[0][u], cur[1][u], xa, xb);
 			}
 #pragma unroll
 			for (int h = 0; h < 2; h++) {

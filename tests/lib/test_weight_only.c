@@ -41,6 +41,8 @@ static struct mxa_device *dev, *ref_dev;
 static unsigned int n_exact, n_native, n_special, n_levels, n_thread_checks;
 static unsigned int n_repeat;
 static double worst_ratio;
+/* A's dtype for one_case(), where a case forces it; else random. */
+static int forced_a_dtype = -1;
 
 /* Host copy of B: one code per byte, rows x cols; scales rows x blocks. */
 struct wb {
@@ -512,6 +514,8 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 	unsigned int p, bad = 0;
 	int ret;
 
+	if (forced_a_dtype >= 0)
+		adt = (enum mxa_dtype)forced_a_dtype;
 	wb_alloc(&b, eb, nvfp4, n, k);
 	random_place(&pl, nvfp4);
 	for (i = 0; i < (size_t)m * k; i++)
@@ -732,6 +736,17 @@ static void device_cases(void)
 		{ 1, 300, 4096 }, { 16, 257, 2048 }, { 64, 130, 1024 },
 		{ 33, 129, 512 }, { 7, 1000, 256 }, { 130, 40, 384 },
 	};
+	/*
+	 * cuda-weight-only's ring of A's fragments (bf16 A: M <= 8 for
+	 * e2m1, M <= 16 for the others; fp32 A: M <= 8, not e2m1) and the
+	 * plain loads, on both sides of those limits, both A dtypes, K split
+	 * and a number of spans that is not a multiple of a step's.
+	 */
+	static const uint32_t ring[][3] = {
+		{ 1, 300, 4096 }, { 8, 97, 1056 }, { 9, 64, 2080 },
+		{ 16, 140, 1568 }, { 17, 33, 640 },
+	};
+	static const enum mxa_dtype adts[] = { MXA_DTYPE_BF16, MXA_DTYPE_F32 };
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = MXA_DTYPE_F32,
 		.b_elem = MXA_ELEM_E2M1, .dtype = MXA_DTYPE_F32,
@@ -740,7 +755,7 @@ static void device_cases(void)
 	const char *q = getenv("MXACCEL_TEST_QUICK");
 	bool quick = q && *q && strcmp(q, "0");
 	struct mxa_capability cap;
-	unsigned int i, c;
+	unsigned int i, c, a;
 
 	if (mxa_query(dev, &d, MXA_PREF_EMULATED, &cap) ||
 	    cap.support == MXA_SUPPORT_NONE) {
@@ -765,6 +780,20 @@ static void device_cases(void)
 				 nvfp4, (i + c) % 4 == 3);
 		}
 	}
+	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(ring)); i++) {
+		for (a = 0; a < TEST_ARRAY_SIZE(adts); a++) {
+			forced_a_dtype = adts[a];
+			for (c = 0; c < 6; c++) {
+				bool nvfp4 = c == 5;
+				uint32_t k = (quick ? ring[i][2] / 256 * 32 : ring[i][2]) -
+					     (nvfp4 && i % 2 ? 16 : 0);
+
+				one_case(ring[i][0], ring[i][1], k, elems[c % 5], nvfp4,
+					 (i + a + c) % 4 == 3);
+			}
+		}
+	}
+	forced_a_dtype = -1;
 }
 
 /* --- errors ------------------------------------------------------------ */
