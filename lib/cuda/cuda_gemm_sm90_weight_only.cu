@@ -63,6 +63,7 @@
 #include "cuda_internal.cuh"
 #include "cuda_sm90.cuh"
 #include "cuda_sm90_fold.cuh"
+#include "cuda_splitk.cuh"
 
 namespace {
 
@@ -722,53 +723,10 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			}
 		}
 	}
-	if (ranges > 1) {
-		/* Partial j of thread i at [tile][range][j][i]: whole sectors. */
-		float4 *mine = partial + ((uint64_t)tile * ranges + part) * NT * THREADS +
-			       threadIdx.x;
-		__shared__ uint32_t last;
-
-#pragma unroll
-		for (int j = 0; j < NT; j++)
-			mine[j * THREADS] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-		/*
-		 * One release by one thread after the barrier publishes the
-		 * CTA's partials, the acquire makes the others' visible to the
-		 * last CTA.
-		 */
-		__syncthreads();
-		if (threadIdx.x == 0) {
-			uint32_t before;
-
-			asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-				     : "=r"(before) : "l"(count + tile) : "memory");
-			last = before == ranges - 1;
-			/* Zero again for the next GEMM (stream order). */
-			if (last)
-				count[tile] = 0;
-		}
-		__syncthreads();
-		if (!last)
-			return;
-		/* The ranges' partials in order, whichever CTA came last. */
-#pragma unroll
-		for (int j = 0; j < NT; j++)
-			for (int e = 0; e < 4; e++)
-				acc[j][e] = 0.0f;
-		for (uint32_t q = 0; q < ranges; q++) {
-			const float4 *from = partial + ((uint64_t)tile * ranges + q) * NT * THREADS +
-					     threadIdx.x;
-#pragma unroll
-			for (int j = 0; j < NT; j++) {
-				const float4 v = __ldcg(from + j * THREADS);
-
-				acc[j][0] += v.x;
-				acc[j][1] += v.y;
-				acc[j][2] += v.z;
-				acc[j][3] += v.w;
-			}
-		}
-	}
+	/* Split K: the last CTA of the tile adds the ranges in order. */
+	if (ranges > 1 &&
+	    !splitk_ordered_sum<NT, THREADS>(acc, partial, count, tile, ranges, part))
+		return;
 #pragma unroll
 	for (int j = 0; j < NT; j++) {
 		for (int e = 0; e < 4; e++) {
