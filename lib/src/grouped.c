@@ -134,29 +134,56 @@ static int check_offsets_buffer(struct mxa_device *dev,
 }
 
 /*
+ * What C must not overlap: A's and B's codes and scales (empty, for the
+ * caller to grow with span_add()) and the offsets.
+ */
+#define GROUP_INPUTS 5
+
+static void group_inputs(const struct mxa_job *job,
+			 struct mxa_extent in[GROUP_INPUTS])
+{
+	const struct mxa_grouped *g = &job->groups;
+
+	in[0] = (struct mxa_extent){ job->a.data, 0, 0, "a data" };
+	in[1] = (struct mxa_extent){ job->a.scale, 0, 0, "a scale" };
+	in[2] = (struct mxa_extent){ job->b.data, 0, 0, "b data" };
+	in[3] = (struct mxa_extent){ job->b.scale, 0, 0, "b scale" };
+	in[4] = (struct mxa_extent){ g->offsets, g->offsets_offset,
+				     g->offsets_offset + (size_t)g->count * 4,
+				     "offsets" };
+}
+
+/* C's span (out) apart from every input's. */
+static int check_apart(const struct mxa_extent *out,
+		       const struct mxa_extent in[GROUP_INPUTS])
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < GROUP_INPUTS; i++) {
+		ret = mxa__check_overlap("gemm_grouped", out, &in[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
  * Every group as the dense GEMM it is: operands inside their buffers, C
  * apart from everything it must not overwrite.
  */
 static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 			const int32_t *ends)
 {
-	struct mxa_extent in[5] = {
-		{ job->a.data, 0, 0, "a data" },
-		{ job->a.scale, 0, 0, "a scale" },
-		{ job->b.data, 0, 0, "b data" },
-		{ job->b.scale, 0, 0, "b scale" },
-		{ job->groups.offsets, job->groups.offsets_offset,
-		  job->groups.offsets_offset + (size_t)job->groups.count * 4,
-		  "offsets" },
-	};
+	struct mxa_extent in[GROUP_INPUTS];
 	struct mxa_extent out = { job->dense.buf, 0, 0, "c" }, e;
 	struct mxa_group_iter it;
 	struct mxa_job sub;
 	char what[64];
 	bool empty;
-	unsigned int i;
 	int ret;
 
+	group_inputs(job, in);
 	mxa__group_iter_init(&it, job, ends);
 	while (mxa__group_next(&it, &sub, &empty)) {
 		uint32_t g = it.g - 1;
@@ -182,12 +209,7 @@ static int check_groups(struct mxa_device *dev, const struct mxa_job *job,
 		matrix_spans(&sub.a, &in[0], &in[1]);
 		matrix_spans(&sub.b, &in[2], &in[3]);
 	}
-	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
-		ret = mxa__check_overlap("gemm_grouped", &out, &in[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return check_apart(&out, in);
 }
 
 /*
@@ -213,20 +235,12 @@ static void scale_span_blind(const struct mxa_matrix *m, struct mxa_extent *s)
  */
 static int check_groups_blind(struct mxa_device *dev, const struct mxa_job *job)
 {
-	struct mxa_extent in[5] = {
-		{ job->a.data, 0, 0, "a data" },
-		{ job->a.scale, 0, 0, "a scale" },
-		{ job->b.data, 0, 0, "b data" },
-		{ job->b.scale, 0, 0, "b scale" },
-		{ job->groups.offsets, job->groups.offsets_offset,
-		  job->groups.offsets_offset + (size_t)job->groups.count * 4,
-		  "offsets" },
-	};
+	struct mxa_extent in[GROUP_INPUTS];
 	struct mxa_extent out = mxa__dense_extent(&job->dense, "c"), e;
 	struct mxa_matrix last = job->b;
-	unsigned int i;
 	int ret;
 
+	group_inputs(job, in);
 	if (job->groups.kind == MXA_GROUP_2D_3D) {
 		mxa__group_stack_part(&job->b, job->groups.count - 1, &last);
 		ret = mxa__check_matrix(dev, "gemm_grouped: the last group's b",
@@ -244,12 +258,7 @@ static int check_groups_blind(struct mxa_device *dev, const struct mxa_job *job)
 	span_add(&in[2], &e);
 	scale_span_blind(&job->a, &in[1]);
 	scale_span_blind(&job->b, &in[3]);
-	for (i = 0; i < MXA_ARRAY_SIZE(in); i++) {
-		ret = mxa__check_overlap("gemm_grouped", &out, &in[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return check_apart(&out, in);
 }
 
 int mxa__check_gemm_grouped(struct mxa_device *dev, const struct mxa_matrix *a,
