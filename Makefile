@@ -92,6 +92,12 @@ TEST_BINS += $(CUDA_TEST_SRCS:tests/cuda/%.c=$(BUILD)/tests/%)
 # The freestanding core's own tests (functions no public call reaches).
 CORE_TEST_SRCS := $(wildcard tests/core/test_*.c)
 TEST_BINS += $(CORE_TEST_SRCS:tests/core/%.c=$(BUILD)/tests/%)
+# CPU kernels built into the test itself (the AMX ones on a C model of
+# the tile unit), on x86-64 only.
+ifeq ($(shell uname -m),x86_64)
+CPU_TEST_SRCS := $(wildcard tests/cpu/test_*.c)
+TEST_BINS += $(CPU_TEST_SRCS:tests/cpu/%.c=$(BUILD)/tests/%)
+endif
 # The CUDA quantize encoders checked on the host (no GPU needed), where nvcc
 # is found; not in the sanitizer build, whose library needs its runtime.
 ifneq ($(NVCC),)
@@ -262,6 +268,13 @@ $(BUILD)/tests/test_devmodel: tests/devmodel/test_devmodel.c \
 # Core tests link the static library, whose objects keep the core's
 # hidden symbols.
 $(BUILD)/tests/%: tests/core/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) CC $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) $(STLIB) -o $@ \
+		$(LDFLAGS_ALL) -ldrm -ldl -lm
+
+$(BUILD)/tests/%: tests/cpu/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB) \
+		$(wildcard lib/cpu/kernels/amx/*)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) $(STLIB) -o $@ \

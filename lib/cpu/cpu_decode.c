@@ -9,7 +9,9 @@
  * in chunks of K while the row kernel decodes B row by row in registers
  * and dots it with every row of A.
  *
- * Work: N is cut into tasks of DEC_JB rows of B; a task walks K in chunks
+ * Work: N is cut into tasks of DEC_JB rows of B (DEC_JB_AMX for the tile
+ * kernel, which reads ahead from one group of 16 rows to the next within
+ * a task); a task walks K in chunks
  * (A's chunk, all rows, fits L1), calls the row kernel per B row and
  * chunk, and adds its fp32 sums into the task's partials, then stores its
  * columns of C (times the per-tensor scale, plus C_in, rounded).  Every
@@ -34,7 +36,9 @@
  * bf16-dot row kernel (twice the products per instruction of fp32 FMA)
  * where that is exact: A without bf16 subnormals, and B rows whose values
  * are bf16 normals (E8M0 scales at least 1 - k_exp); other rows take the
- * fp32 kernel.
+ * fp32 kernel.  On the amx level the same rows go 16 at a time to the tile
+ * kernel (kernels/amx/amx_decode.c), which decodes them once for every row
+ * of A where the row kernel's vector units would redo the dot per row.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,6 +50,8 @@
 #include "cpu_isa.h"
 
 #define DEC_JB		32		/* B rows per task */
+#define DEC_JB_AMX	128		/* the same, tile kernel */
+#define DEC_JB_MAX	128		/* part's row pitch */
 #define DEC_MS		64		/* A rows per stripe */
 #define DEC_L1_FLOATS	6144		/* A's chunk: 24 KiB */
 
@@ -54,9 +60,11 @@ struct cpu_decode_state {
 	float *a;			/* A, fp32, kernel order */
 	size_t a_floats;
 	uint16_t *ab;			/* A, bf16, the same (bf16 kernel) */
+	uint32_t *aa;			/* A in AMX tiles (tile kernel) */
+	size_t aa_words;
 	unsigned int workers;
-	float **part;			/* per worker: DEC_MS x DEC_JB */
-	uint8_t **scales;		/* per worker: DEC_JB x blocks */
+	float **part;			/* per worker: DEC_MS x DEC_JB_MAX */
+	uint8_t **scales;		/* per worker: DEC_JB_MAX x blocks */
 	size_t scale_bytes;
 };
 
@@ -66,10 +74,14 @@ struct decode {
 	struct cpu_decode_state *st;
 	cpu_decode_fn *kernel;
 	cpu_decode_fn *kernel_bf16;	/* NULL: not for this call */
+	bool amx;			/* the tile kernel takes bf16 rows */
+	struct cpu_decode_amx_args amx_args;
+	uint8_t amx_cfg[64] __attribute__((aligned(64)));
 	struct cpu_decode_args args;	/* template: a, m per stripe */
 	float table[256];
 	uint32_t k, n, blocks;		/* K, N, K / block */
 	uint32_t kc;			/* K per chunk */
+	uint32_t jb;			/* B rows per task */
 	uint32_t i0, mcur;		/* the stripe of A */
 	size_t lda;
 	uint8_t scale_limit;		/* larger E8M0 scales: portable path */
@@ -208,7 +220,27 @@ static bool a_in_range(const struct mxa_matrix *a)
 	return true;
 }
 
-/* A's rows [i0, i0 + rows) as fp32 in kernel order, into st->a. */
+/* Row i of the stripe (natural K order) into the tile kernel's A. */
+static void put_amx_row(struct decode *g, uint32_t rows, uint32_t i,
+			const float *row)
+{
+#if defined(__x86_64__)
+	if (!i)
+		memset(g->st->aa, 0,
+		       cpu_decode_amx_a_words(rows, g->k) * sizeof(uint32_t));
+	cpu_decode_amx_put_a(g->st->aa, rows, g->k, i, row);
+#else
+	(void)g;
+	(void)rows;
+	(void)i;
+	(void)row;
+#endif
+}
+
+/*
+ * A's rows [i0, i0 + rows) as fp32 in kernel order, into st->a (and as
+ * bf16 into st->ab, and st->aa for the tile kernel, where those run).
+ */
 static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
 		      float *tmp)
 {
@@ -266,7 +298,11 @@ static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
 		if (g->kernel_bf16 && !bf16_row(out, g->st->ab +
 						(size_t)i * g->lda, g->k))
 			g->kernel_bf16 = NULL;
+		if (g->amx)
+			put_amx_row(g, rows, i, tmp);
 	}
+	if (!g->kernel_bf16)
+		g->amx = false;
 }
 
 /* Which row kernel a B row's values allow. */
@@ -274,7 +310,47 @@ enum row_kind {
 	ROW_BF16,	/* bf16 normals: the bf16 kernel if the call has one */
 	ROW_F32,	/* within fp32's range */
 	ROW_REF,	/* beyond it: the portable kernel, in double */
+	ROW_DONE,	/* summed over all of K by the tile kernel */
 };
+
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+
+/*
+ * The largest and the least of n scale bytes, NaN (255) counting as
+ * neither (255 and 0 when all are NaN), 16 bytes per step: every row of B
+ * passes here, and at a byte per step this loop cost as much as decoding
+ * the row on the tile kernel (gcc -O2 does not vectorize it).
+ */
+static void scale_range(const uint8_t *s, uint32_t n, uint8_t *worst,
+			uint8_t *least)
+{
+	u8x16 hi = { 0 }, lo = ~hi, v, nan, h, l, up, down;
+	uint8_t w = 0, le = 255;
+	uint32_t i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		memcpy(&v, s + i, 16);
+		nan = (u8x16)(v == MXCORE_SCALE_NAN);
+		h = v & ~nan;
+		l = v | nan;
+		up = (u8x16)(h > hi);
+		down = (u8x16)(l < lo);
+		hi = (hi & ~up) | (h & up);
+		lo = (lo & ~down) | (l & down);
+	}
+	for (; i < n; i++) {
+		if (s[i] == MXCORE_SCALE_NAN)
+			continue;
+		w = s[i] > w ? s[i] : w;
+		le = s[i] < le ? s[i] : le;
+	}
+	for (i = 0; i < 16; i++) {
+		w = hi[i] > w ? hi[i] : w;
+		le = lo[i] < le ? lo[i] : le;
+	}
+	*worst = w;
+	*least = le;
+}
 
 /* Scale bytes of B row j, gathered, and what they allow. */
 static enum row_kind gather_scales(const struct decode *g, uint32_t j,
@@ -282,7 +358,7 @@ static enum row_kind gather_scales(const struct decode *g, uint32_t j,
 {
 	const struct mxa_matrix *b = g->b;
 	const uint8_t *sc = cpu_scales(b);
-	uint8_t worst = 0, least = 255;
+	uint8_t worst, least;
 	uint32_t blk;
 
 	if (b->scale_layout == MXA_LAYOUT_PLAIN) {
@@ -294,14 +370,7 @@ static enum row_kind gather_scales(const struct decode *g, uint32_t j,
 	/* e2m1 times UE4M3: 2^-10 .. 2688, bf16 normals. */
 	if (b->scale_type == MXA_SCALE_UE4M3)
 		return ROW_BF16;
-	/* Branch-free (vectorizes): a NaN scale counts as neither. */
-	for (blk = 0; blk < g->blocks; blk++) {
-		uint8_t s = out[blk], nan = s == MXCORE_SCALE_NAN;
-		uint8_t hi = nan ? 0 : s, lo = nan ? 255 : s;
-
-		worst = hi > worst ? hi : worst;
-		least = lo < least ? lo : least;
-	}
+	scale_range(out, g->blocks, &worst, &least);
 	if (worst > g->scale_limit)
 		return ROW_REF;
 	return least >= g->scale_bf16 ? ROW_BF16 : ROW_F32;
@@ -319,7 +388,7 @@ static void store_cols(const struct decode *g, uint32_t j0, uint32_t nj,
 		uint8_t *row = cpu_dense_row(c, g->i0 + i);
 
 		for (j = 0; j < nj; j++) {
-			float v = part[i * DEC_JB + j];
+			float v = part[i * DEC_JB_MAX + j];
 
 			if (g->tensor_scale != 0)
 				v = (float)((double)v * g->tensor_scale);
@@ -384,7 +453,7 @@ static void decode_pair(const struct decode *g,
 	cpu_decode_rows2_avx512bf16(d, codes, s, codes + dstride,
 				    s + g->blocks, sums0, sums1);
 	for (i = 0; i < g->mcur; i++) {
-		float *p = &part[i * DEC_JB + j];
+		float *p = &part[i * DEC_JB_MAX + j];
 
 		p[0] = k0 ? p[0] + sums0[i] : sums0[i];
 		p[1] = k0 ? p[1] + sums1[i] : sums1[i];
@@ -401,6 +470,43 @@ static void decode_pair(const struct decode *g,
 #endif
 }
 
+/*
+ * The task's B rows in runs of 16 all for the bf16 kernel (a shorter run
+ * at the task's end) through the tile kernel, over all of K, into part;
+ * they become ROW_DONE.
+ */
+static void tile_rows(const struct decode *g, uint32_t j0, uint32_t nj,
+		      enum row_kind *kind, const uint8_t *sc, float *part)
+{
+#if defined(__x86_64__)
+	const struct mxa_matrix *b = g->b;
+	size_t dstride = mxa__data_stride(b);
+	uint32_t j, r, n;
+
+	for (j = 0; j < nj; j += n) {
+		n = min_u32(CPU_DECODE_AMX_ROWS, nj - j);
+		for (r = 0; r < n && kind[j + r] == ROW_BF16; r++)
+			;
+		if (r < n)
+			continue;
+		cpu_decode_amx(&g->amx_args, cpu_data(b) +
+			       (size_t)(j0 + j) * dstride, dstride,
+			       sc + (size_t)j * g->blocks, g->blocks, n,
+			       min_u32(CPU_DECODE_AMX_ROWS, nj - j - n),
+			       part + j, DEC_JB_MAX);
+		for (r = 0; r < n; r++)
+			kind[j + r] = ROW_DONE;
+	}
+#else
+	(void)g;
+	(void)j0;
+	(void)nj;
+	(void)kind;
+	(void)sc;
+	(void)part;
+#endif
+}
+
 static void decode_task(void *arg, unsigned int task, unsigned int worker)
 {
 	struct decode *g = arg;
@@ -408,10 +514,10 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 	const struct mxa_matrix *b = g->b;
 	const uint8_t *data = cpu_data(b);
 	size_t dstride = mxa__data_stride(b);
-	uint32_t j0 = task * DEC_JB, nj = min_u32(DEC_JB, g->n - j0);
+	uint32_t j0 = task * g->jb, nj = min_u32(g->jb, g->n - j0);
 	float *part = g->st->part[worker];
 	uint8_t *sc = g->st->scales[worker];
-	enum row_kind kind[DEC_JB];
+	enum row_kind kind[DEC_JB_MAX];
 	float sums[DEC_MS];
 	struct cpu_decode_args d = g->args;
 	bool pair = pair_kernel(g);
@@ -419,6 +525,8 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 
 	for (j = 0; j < nj; j++)
 		kind[j] = gather_scales(g, j0 + j, sc + (size_t)j * g->blocks);
+	if (g->amx)
+		tile_rows(g, j0, nj, kind, sc, part);
 	for (k0 = 0; k0 < g->k; k0 += g->kc) {
 		d.kn = min_u32(g->kc, g->k - k0);
 		d.a = g->st->a + k0;
@@ -429,6 +537,8 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 			const uint8_t *s = sc + (size_t)j * g->blocks +
 					   k0 / g->args.bs;
 
+			if (kind[j] == ROW_DONE)
+				continue;
 			if (j + 1 < nj)
 				__builtin_prefetch(codes + dstride);
 			if (pair && kind[j] == ROW_BF16 && j + 1 < nj &&
@@ -445,7 +555,7 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 			else
 				cpu_decode_rows_ref(&d, codes, s, sums);
 			for (i = 0; i < g->mcur; i++) {
-				float *p = &part[i * DEC_JB + j];
+				float *p = &part[i * DEC_JB_MAX + j];
 
 				*p = k0 ? *p + sums[i] : sums[i];
 			}
@@ -457,10 +567,20 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 
 /* Grow the device's scratch to this call's needs (lock held). */
 static int scratch_reserve(struct cpu_decode_state *st, unsigned int workers,
-			   size_t a_floats, size_t scale_bytes)
+			   size_t a_floats, size_t aa_words, size_t scale_bytes)
 {
 	unsigned int w;
 	void *p;
+
+	if (aa_words > st->aa_words) {
+		free(st->aa);
+		st->aa = NULL;
+		st->aa_words = 0;
+		if (posix_memalign(&p, 64, aa_words * 4))
+			return -ENOMEM;
+		st->aa = p;
+		st->aa_words = aa_words;
+	}
 
 	if (a_floats > st->a_floats) {
 		free(st->a);
@@ -488,7 +608,8 @@ static int scratch_reserve(struct cpu_decode_state *st, unsigned int workers,
 			return -ENOMEM;
 		st->scales = sc;
 		for (w = st->workers; w < workers; w++) {
-			if (posix_memalign(&p, 64, (size_t)DEC_MS * DEC_JB * 4))
+			if (posix_memalign(&p, 64,
+					   (size_t)DEC_MS * DEC_JB_MAX * 4))
 				return -ENOMEM;
 			st->part[w] = p;
 			st->scales[w] = NULL;
@@ -525,6 +646,7 @@ void cpu_decode_free(struct cpu_decode_state *st)
 	free(st->scales);
 	free(st->a);
 	free(st->ab);
+	free(st->aa);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -579,6 +701,35 @@ static double tensor_scales(const struct mxa_job *job)
 	return any ? t : 0;
 }
 
+/* Words of the tile kernel's A for a stripe of that many rows, or 0. */
+static size_t amx_words(const struct decode *g, uint32_t rows)
+{
+#if defined(__x86_64__)
+	return g->amx ? cpu_decode_amx_a_words(rows, g->k) : 0;
+#else
+	(void)g;
+	(void)rows;
+	return 0;
+#endif
+}
+
+/* The tile kernel's arguments for the current stripe (after prepare_a). */
+static void amx_stripe(struct decode *g)
+{
+#if defined(__x86_64__)
+	if (!g->amx)
+		return;
+	g->amx_args = (struct cpu_decode_amx_args){
+		.elem = g->args.elem, .ue4m3 = g->args.ue4m3,
+		.bs = g->args.bs, .k = g->k, .a = g->st->aa, .m = g->mcur,
+		.table = g->table, .cfg = g->amx_cfg,
+	};
+	cpu_decode_amx_config(g->amx_cfg, g->mcur);
+#else
+	(void)g;
+#endif
+}
+
 static int run_decode(struct mxa_device *dev, struct decode *g)
 {
 	struct cpu_device *cd = cpu_dev(dev);
@@ -601,14 +752,15 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 	pthread_mutex_lock(&cd->decode->lock);
 	g->st = cd->decode;
 	ret = scratch_reserve(g->st, workers, (size_t)rows * g->lda,
-			      (size_t)DEC_JB * g->blocks);
+			      amx_words(g, rows), (size_t)DEC_JB_MAX * g->blocks);
 	for (g->i0 = 0; !ret && g->i0 < m; g->i0 += DEC_MS) {
 		g->mcur = min_u32(DEC_MS, m - g->i0);
 		prepare_a(g, g->i0, g->mcur, tmp);
 		g->args.a = g->st->a;
 		g->args.lda = g->lda;
 		g->args.m = g->mcur;
-		cpu_parallel(cd->pool, (g->n + DEC_JB - 1) / DEC_JB,
+		amx_stripe(g);
+		cpu_parallel(cd->pool, (g->n + g->jb - 1) / g->jb,
 			     decode_task, g);
 	}
 	pthread_mutex_unlock(&cd->decode->lock);
@@ -644,6 +796,8 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 	if (job->op == MXA_OP_GEMM_WEIGHT_ONLY &&
 	    job->a_dense.dtype == MXA_DTYPE_BF16)
 		g->kernel_bf16 = cd->isa->decode_bf16;
+	g->amx = g->kernel_bf16 && cd->isa->decode_amx;
+	g->jb = g->amx ? DEC_JB_AMX : DEC_JB;
 	g->tensor_scale = tensor_scales(job);
 	g->args.table = g->table;
 	fill_table(g);

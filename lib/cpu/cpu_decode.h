@@ -78,4 +78,48 @@ void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
 				 const uint8_t *codes1, const uint8_t *scales1,
 				 float *sums0, float *sums1);
 
+/*
+ * The AMX form of the bf16 path (kernels/amx/amx_decode.c): 16 rows of B
+ * at once over all of K.  Each block of a row is decoded to bf16 words in
+ * K order with its scale folded in (the rows the bf16 kernel takes: their
+ * values are bf16 normals, so the fold is exact) and stored as one 64-byte
+ * row of a tile; TDPBF16PS multiplies the tiles by A's rows, which
+ * cpu_decode_amx_put_a() lays out in AMX's pair-interleaved form.  Every
+ * product is exact and every addition rounds once in fp32, sums below
+ * 2^-126 flushed to zero: the error model of the bf16 row kernel, with the
+ * additions in another order.  Each call loads the tile configuration cfg
+ * (from cpu_decode_amx_config() for m) and releases the tiles at its end.
+ *
+ * out[i * ldo + r] = the sum for A row i < m and B row r < rows (rows at
+ * most 16; codes and scales of row r at codes + r * dstride and
+ * scales + r * sstride, one scale byte per block of bs).  The codes of the
+ * ahead rows that follow (the caller's next call) are read into L2 while
+ * this call runs.
+ */
+#define CPU_DECODE_AMX_ROWS 16
+#define CPU_DECODE_AMX_MAX_M 64
+
+struct cpu_decode_amx_args {
+	enum mxcore_elem elem;		/* B's element type */
+	bool ue4m3;			/* scale type: UE4M3 (else E8M0) */
+	unsigned int bs;		/* block size: 32 or 16 */
+	uint32_t k;			/* K, a multiple of bs */
+	const uint32_t *a;		/* A from cpu_decode_amx_put_a() */
+	unsigned int m;			/* rows of A, 1..64 */
+	const float *table;		/* as struct cpu_decode_args's */
+	const void *cfg;		/* 64 bytes, 64-byte aligned */
+};
+
+/* Words of A's tiles for m rows and K = k (tiles of 16 pairs x cols). */
+size_t cpu_decode_amx_a_words(unsigned int m, uint32_t k);
+/* Row i of A (k fp32 values holding bf16 ones) into those tiles. */
+void cpu_decode_amx_put_a(uint32_t *tiles, unsigned int m, uint32_t k,
+			  unsigned int i, const float *row);
+/* The 64-byte tile configuration for m rows of A. */
+void cpu_decode_amx_config(void *cfg, unsigned int m);
+void cpu_decode_amx(const struct cpu_decode_amx_args *d,
+		    const uint8_t *codes, size_t dstride,
+		    const uint8_t *scales, size_t sstride, unsigned int rows,
+		    unsigned int ahead, float *out, size_t ldo);
+
 #endif /* MXA_CPU_DECODE_H */

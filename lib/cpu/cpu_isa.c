@@ -83,6 +83,7 @@ static const struct cpu_isa isa_amx = {
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
+	.decode_amx = true,
 };
 #endif
 

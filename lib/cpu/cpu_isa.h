@@ -36,6 +36,7 @@ struct cpu_isa {
 	const struct cpu_quant *quant;
 	cpu_decode_fn *decode;		/* decode GEMM row kernel */
 	cpu_decode_fn *decode_bf16;	/* the same on bf16 A, or NULL */
+	bool decode_amx;		/* bf16 rows 16 at a time on tiles */
 };
 
 /*

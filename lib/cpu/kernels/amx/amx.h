@@ -18,6 +18,10 @@
 
 #include "../../cpu_ukernel.h"
 
+#ifdef MXA_AMX_EMULATE
+#include "amx_emul.h"
+#endif
+
 #define UK_AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-bf16,amx-int8")))
 
 #define AMX_MR 32			/* rows of A: two tiles */
@@ -55,7 +59,11 @@ _Static_assert(sizeof(struct amx_tilecfg) == 64, "ldtilecfg reads 64 bytes");
  */
 UK_AMX static inline void amx_load_tilecfg(const struct amx_tilecfg *cfg)
 {
+#ifdef MXA_AMX_EMULATE
+	amx_emul_cfg(cfg);
+#else
 	__asm__ volatile("ldtilecfg %0" : : "m"(*cfg));
+#endif
 }
 
 /* Loads and stores: 16 rows of 64 bytes, row stride in bytes. */

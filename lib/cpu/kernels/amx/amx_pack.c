@@ -10,66 +10,39 @@
 #if defined(__x86_64__)
 #include "../../cpu_pack.h"
 #include "amx.h"
+#include "amx_codes.h"
 
-/* The bf16 values of an element type's codes, in registers. */
-struct amx_lut {
-	enum mxcore_elem elem;
-	__m512i t[4];		/* codes 0..127 (low 7 bits), 32 per zmm */
-};
-
-UK_AMX static void lut_load(struct amx_lut *l, enum mxcore_elem elem)
+/* out[p] = word p of every row: a 16 x 16 transpose of 32-bit words. */
+UK_AMX static void transpose16(const __m512i in[16], uint32_t *out)
 {
-	const uint16_t *tab = cpu_pack_bf16_values(elem);
-	unsigned int i;
+	__m512i t[16], u[16];
+	unsigned int i, q;
 
-	l->elem = elem;
-	for (i = 0; i < 4; i++)
-		l->t[i] = _mm512_loadu_si512(tab + 32 * i);
-}
-
-/* One block: 32 codes to 16 words, element 2p low and 2p + 1 high. */
-UK_AMX static inline __m512i block_bf16(const struct amx_lut *l,
-					const uint8_t *codes)
-{
-	__m512i x, lo, hi;
-
-	switch (l->elem) {
-	case MXCORE_E2M1: {
-		/* Byte i holds elements 2i (low nibble) and 2i + 1. */
-		__m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)codes));
-		__m512i idx = _mm512_or_si512(
-			_mm512_and_si512(b, _mm512_set1_epi32(0xf)),
-			_mm512_slli_epi32(_mm512_srli_epi32(b, 4), 16));
-
-		return _mm512_permutexvar_epi16(idx, l->t[0]);
+	for (i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(in[i], in[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(in[i], in[i + 1]);
 	}
-	case MXCORE_E2M3:
-	case MXCORE_E3M2:
-		/* 6-bit codes: vpermt2w reads the low 6 bits of each index. */
-		x = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const void *)codes));
-		return _mm512_permutex2var_epi16(l->t[0], x, l->t[1]);
-	default:
-		/* 8-bit codes: bit 7 is the sign, the low 7 bits the table. */
-		x = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const void *)codes));
-		lo = _mm512_permutex2var_epi16(l->t[0], x, l->t[1]);
-		hi = _mm512_permutex2var_epi16(l->t[2], x, l->t[3]);
-		lo = _mm512_mask_blend_epi16(
-			_mm512_test_epi16_mask(x, _mm512_set1_epi16(0x40)), lo,
-			hi);
-		return _mm512_or_si512(lo, _mm512_slli_epi16(
-			_mm512_and_si512(x, _mm512_set1_epi16(0x80)), 8));
+	/* u[4g + q]: column 4L + q of rows 4g..4g + 3 in 128-bit lane L. */
+	for (i = 0; i < 16; i += 4) {
+		u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+		u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+		u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+		u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
 	}
-}
+	for (q = 0; q < 4; q++) {
+		__m512i x0 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x88);
+		__m512i x1 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xdd);
+		__m512i y0 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x88);
+		__m512i y1 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xdd);
 
-/* v * 2^d for d <= 0 on finite nonzero bf16 (all normal, >= 2^-16). */
-UK_AMX static inline __m512i fold(__m512i v, int d)
-{
-	__m512i ex = _mm512_and_si512(v, _mm512_set1_epi16(0x7f80));
-	__mmask32 finite = _mm512_test_epi16_mask(ex, ex) &
-			   _mm512_cmpneq_epi16_mask(ex, _mm512_set1_epi16(0x7f80));
-
-	return _mm512_mask_add_epi16(v, finite, v,
-				     _mm512_set1_epi16((short)(d * 128)));
+		_mm512_store_si512(out + 16 * q, _mm512_shuffle_i32x4(x0, y0, 0x88));
+		_mm512_store_si512(out + 16 * (4 + q),
+				   _mm512_shuffle_i32x4(x1, y1, 0x88));
+		_mm512_store_si512(out + 16 * (8 + q),
+				   _mm512_shuffle_i32x4(x0, y0, 0xdd));
+		_mm512_store_si512(out + 16 * (12 + q),
+				   _mm512_shuffle_i32x4(x1, y1, 0xdd));
+	}
 }
 
 /*
@@ -131,39 +104,6 @@ UK_AMX static void pack_group16(const struct mxa_matrix *m,
 						     (int)s[b] - hi);
 			e[b * w + r] = (float)(hi - 127);
 		}
-	}
-}
-
-/* out[p] = word p of every row: a 16 x 16 transpose of 32-bit words. */
-UK_AMX static void transpose16(const __m512i *in, uint32_t *out)
-{
-	__m512i t[16], u[16];
-	unsigned int i, q;
-
-	for (i = 0; i < 16; i += 2) {
-		t[i] = _mm512_unpacklo_epi32(in[i], in[i + 1]);
-		t[i + 1] = _mm512_unpackhi_epi32(in[i], in[i + 1]);
-	}
-	/* u[4g + q]: column 4L + q of rows 4g..4g + 3 in 128-bit lane L. */
-	for (i = 0; i < 16; i += 4) {
-		u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-		u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-		u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-		u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-	}
-	for (q = 0; q < 4; q++) {
-		__m512i x0 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x88);
-		__m512i x1 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xdd);
-		__m512i y0 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x88);
-		__m512i y1 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xdd);
-
-		_mm512_store_si512(out + 16 * q, _mm512_shuffle_i32x4(x0, y0, 0x88));
-		_mm512_store_si512(out + 16 * (4 + q),
-				   _mm512_shuffle_i32x4(x1, y1, 0x88));
-		_mm512_store_si512(out + 16 * (8 + q),
-				   _mm512_shuffle_i32x4(x0, y0, 0xdd));
-		_mm512_store_si512(out + 16 * (12 + q),
-				   _mm512_shuffle_i32x4(x1, y1, 0xdd));
 	}
 }
 

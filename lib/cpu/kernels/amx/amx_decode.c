@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decode GEMM's bf16 path on AMX (contract in cpu_decode.h): 16 rows
+ * of B at a time, all of K, against every row of A at once.
+ *
+ * B: block by block, each of the 16 rows' 32 codes become one zmm of bf16
+ * words with the block's scale folded in, stored as one 64-byte row of a
+ * tile in a small ring; DA_LAG blocks later the tile is loaded and
+ * multiplied, so the stores have left the store buffer by then.  For e2m1
+ * with E8M0 scales (MXFP4, the weight format this path exists for) the
+ * scale goes into the 16-entry value table (one masked vpaddw on the
+ * exponent fields of the nonzero entries, its operand broadcast from
+ * memory) and one vpermw on the nibbles gives the scaled block; other
+ * element types take amx_codes.h's table lookups and exponent fold; UE4M3
+ * scales (NVFP4) multiply in fp32, which is exact (e2m1 times e4m3 has 6
+ * significant bits).  While one call decodes its 16 rows the next call's
+ * rows are read into L2 in address order (read_ahead()): the rows are
+ * read 16 at a time, 16 bytes from each in turn, which the hardware
+ * prefetchers follow poorly (about half the rate of the same bytes read
+ * in order, measured on Emerald Rapids).
+ *
+ * A: up to 64 rows, bf16 pairs in AMX's interleaved layout, 16 pairs x
+ * min(m, 16) rows per tile (cpu_decode_amx_put_a()), so that one row of
+ * A (decode of one token) loads 64 bytes per block, not a kilobyte.
+ *
+ * Tiles: see multiply() for the roles, which rotate so that no tile
+ * instruction waits on the previous block's.
+ */
+#if defined(__x86_64__)
+/* The test's build on the C model: its own names beside the library's. */
+#ifdef MXA_AMX_EMULATE
+#define cpu_decode_amx cpu_decode_amx_emul
+#define cpu_decode_amx_put_a cpu_decode_amx_put_a_emul
+#define cpu_decode_amx_a_words cpu_decode_amx_a_words_emul
+#define cpu_decode_amx_config cpu_decode_amx_config_emul
+#endif
+
+#include "../../cpu_decode.h"
+#include "amx.h"
+#include "amx_codes.h"
+
+#define DA_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-bf16,amx-int8"), always_inline))
+
+#define DA_RING 4		/* decoded tiles of B in the ring */
+#define DA_LAG 2		/* blocks from decoding a tile to using it */
+
+static unsigned int a_tiles(unsigned int m)
+{
+	return (m + 15) / 16;
+}
+
+static unsigned int a_cols(unsigned int m)
+{
+	return m < 16 ? m : 16;
+}
+
+size_t cpu_decode_amx_a_words(unsigned int m, uint32_t k)
+{
+	return (size_t)((k + 31) / 32) * a_tiles(m) * 16 * a_cols(m);
+}
+
+void cpu_decode_amx_put_a(uint32_t *tiles, unsigned int m, uint32_t k,
+			  unsigned int i, const float *row)
+{
+	unsigned int mt = a_tiles(m), nc = a_cols(m);
+	uint32_t q, lo, hi;
+
+	for (q = 0; q < k / 2; q++) {
+		size_t at = ((size_t)(q / 16 * mt + i / 16) * 16 + q % 16) *
+			    nc + i % 16;
+
+		memcpy(&lo, &row[2 * q], 4);
+		memcpy(&hi, &row[2 * q + 1], 4);
+		tiles[at] = lo >> 16 | (hi & 0xffff0000u);
+	}
+}
+
+void cpu_decode_amx_config(void *cfg, unsigned int m)
+{
+	struct amx_tilecfg c;
+	unsigned int t;
+
+	memset(&c, 0, sizeof(c));
+	c.palette = 1;
+	/* Only one tile of A's rows can be narrow: B is tmm2, 4, 6 then. */
+	for (t = 0; t < 8; t++) {
+		c.rows[t] = 16;
+		c.colsb[t] = (uint16_t)(t == 2 || t == 4 || t == 6 ? 64 :
+					4 * a_cols(m));
+	}
+	memcpy(cfg, &c, sizeof(c));
+}
+
+/*
+ * Tile roles.  AMX tile registers are not renamed: a load into a tile
+ * waits until the multiply reading its old contents is done, and a
+ * multiply into an accumulator waits for the previous one.  So the roles
+ * rotate: with one tile of A's rows (m <= 16) two accumulators take
+ * blocks in turn and three (B, A) pairs take blocks in turn (tmm2/3,
+ * tmm4/5, tmm6/7); with two tiles of A each has its accumulator and two
+ * sets (B, A0, A1) alternate (tmm2-4, tmm5-7); with three, B alternates
+ * between tmm3 and tmm7 beside A's tmm4-6; with four, B is tmm4 and A's
+ * tiles share tmm5-7.  bu is the block's index modulo 6.
+ */
+DA_INLINE static inline void tload(unsigned int t, const void *p,
+				   size_t stride)
+{
+	switch (t) {
+	case 2:
+		_tile_loadd(2, p, stride);
+		break;
+	case 3:
+		_tile_loadd(3, p, stride);
+		break;
+	case 4:
+		_tile_loadd(4, p, stride);
+		break;
+	case 5:
+		_tile_loadd(5, p, stride);
+		break;
+	case 6:
+		_tile_loadd(6, p, stride);
+		break;
+	default:
+		_tile_loadd(7, p, stride);
+		break;
+	}
+}
+
+#define DA_TRIPLE(c, b, a) ((c) * 64 + (b) * 8 + (a))
+
+/* Exactly the (accumulator, B, A) triples of the roles above. */
+DA_INLINE static inline void dp(unsigned int c, unsigned int b,
+				unsigned int a)
+{
+	unsigned int k = DA_TRIPLE(c, b, a);
+
+	if (k == DA_TRIPLE(0, 2, 3))
+		_tile_dpbf16ps(0, 2, 3);
+	else if (k == DA_TRIPLE(1, 2, 3))
+		_tile_dpbf16ps(1, 2, 3);
+	else if (k == DA_TRIPLE(0, 4, 5))
+		_tile_dpbf16ps(0, 4, 5);
+	else if (k == DA_TRIPLE(1, 4, 5))
+		_tile_dpbf16ps(1, 4, 5);
+	else if (k == DA_TRIPLE(0, 6, 7))
+		_tile_dpbf16ps(0, 6, 7);
+	else if (k == DA_TRIPLE(1, 6, 7))
+		_tile_dpbf16ps(1, 6, 7);
+	else if (k == DA_TRIPLE(0, 5, 6))
+		_tile_dpbf16ps(0, 5, 6);
+	else if (k == DA_TRIPLE(1, 2, 4))
+		_tile_dpbf16ps(1, 2, 4);
+	else if (k == DA_TRIPLE(1, 5, 7))
+		_tile_dpbf16ps(1, 5, 7);
+	else if (k == DA_TRIPLE(0, 3, 4))
+		_tile_dpbf16ps(0, 3, 4);
+	else if (k == DA_TRIPLE(1, 3, 5))
+		_tile_dpbf16ps(1, 3, 5);
+	else if (k == DA_TRIPLE(2, 3, 6))
+		_tile_dpbf16ps(2, 3, 6);
+	else if (k == DA_TRIPLE(0, 7, 4))
+		_tile_dpbf16ps(0, 7, 4);
+	else if (k == DA_TRIPLE(1, 7, 5))
+		_tile_dpbf16ps(1, 7, 5);
+	else if (k == DA_TRIPLE(2, 7, 6))
+		_tile_dpbf16ps(2, 7, 6);
+	else if (k == DA_TRIPLE(1, 4, 6))
+		_tile_dpbf16ps(1, 4, 6);
+	else if (k == DA_TRIPLE(2, 4, 7))
+		_tile_dpbf16ps(2, 4, 7);
+	else if (k == DA_TRIPLE(3, 4, 5))
+		_tile_dpbf16ps(3, 4, 5);
+	else
+		__builtin_unreachable();
+}
+
+DA_INLINE static inline void acc_zero(unsigned int c)
+{
+	switch (c) {
+	case 0:
+		_tile_zero(0);
+		break;
+	case 1:
+		_tile_zero(1);
+		break;
+	case 2:
+		_tile_zero(2);
+		break;
+	default:
+		_tile_zero(3);
+		break;
+	}
+}
+
+DA_INLINE static inline void acc_store(unsigned int c, float *p)
+{
+	switch (c) {
+	case 0:
+		_tile_stored(0, p, 64);
+		break;
+	case 1:
+		_tile_stored(1, p, 64);
+		break;
+	case 2:
+		_tile_stored(2, p, 64);
+		break;
+	default:
+		_tile_stored(3, p, 64);
+		break;
+	}
+}
+
+/* Accumulators per tile of A's rows. */
+DA_INLINE static inline unsigned int parts(unsigned int mt)
+{
+	return mt == 1 ? 2 : 1;
+}
+
+/* The decoded tile bt (block b, bu = b % 6) against A's tiles at. */
+DA_INLINE static inline void multiply(const uint16_t *bt, const uint32_t *at,
+				      unsigned int mt, unsigned int nc,
+				      unsigned int bu)
+{
+	size_t as = 4 * nc, at_step = (size_t)16 * nc;
+	unsigned int b, t;
+
+	switch (mt) {
+	case 1:
+		b = 2 + 2 * (bu % 3);
+		tload(b, bt, 64);
+		tload(b + 1, at, as);
+		dp(bu % 2, b, b + 1);
+		break;
+	case 2:
+		b = 2 + 3 * (bu % 2);
+		tload(b, bt, 64);
+		tload(b + 1, at, as);
+		dp(0, b, b + 1);
+		tload(b + 2, at + at_step, as);
+		dp(1, b, b + 2);
+		break;
+	case 3:
+		b = bu % 2 ? 7 : 3;
+		tload(b, bt, 64);
+		#pragma GCC unroll 3
+		for (t = 0; t < 3; t++) {
+			tload(4 + t, at + t * at_step, as);
+			dp(t, b, 4 + t);
+		}
+		break;
+	default:
+		tload(4, bt, 64);
+		#pragma GCC unroll 4
+		for (t = 0; t < 4; t++) {
+			tload(5 + t % 3, at + t * at_step, as);
+			dp(t, 4, 5 + t % 3);
+		}
+		break;
+	}
+}
+
+struct rows_view {
+	const uint8_t *codes, *scales;
+	size_t dstride, sstride;
+	unsigned int rows;
+	const char *ahead;	/* the next call's rows, read into L2 */
+	size_t ahead_lines;
+	bool fast;		/* e2m1, E8M0, no NaN scale */
+	__m512i lut2;		/* e2m1 values, twice (fast path) */
+	/* Fast path: (s - 127) * 128 in both words, 16 blocks of each row. */
+	uint32_t adds[16][16] __attribute__((aligned(64)));
+	struct amx_lut lut;	/* generic path */
+};
+
+/*
+ * The next call's rows into L2, in address order, spread over this
+ * call's blocks: streaming B from memory overlaps decoding it from L2.
+ */
+DA_INLINE static inline void read_ahead(const struct rows_view *v,
+					uint32_t kb, uint32_t nb)
+{
+	size_t l0 = v->ahead_lines * kb / nb;
+	size_t l1 = v->ahead_lines * (kb + 1) / nb;
+
+	for (; l0 < l1; l0++)
+		_mm_prefetch(v->ahead + 64 * l0, _MM_HINT_T1);
+}
+
+/*
+ * The fast path's exponent adds for blocks [kb, kb + 16) of every row,
+ * from 16 scale bytes at a time: what a broadcast from memory then feeds
+ * to the table's masked add, sparing a broadcast from a general register
+ * (port 5, which the lookups need) per row and block.
+ */
+DA_INLINE static inline void scale_adds(struct rows_view *v, uint32_t kb,
+					uint32_t nb)
+{
+	__mmask16 live = nb - kb >= 16 ? 0xffff :
+			 (__mmask16)((1u << (nb - kb)) - 1);
+	unsigned int r;
+
+	for (r = 0; r < v->rows; r++) {
+		__m512i s = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(live,
+				v->scales + r * v->sstride + kb));
+
+		s = _mm512_and_si512(_mm512_slli_epi32(_mm512_sub_epi32(s,
+				_mm512_set1_epi32(127)), 7),
+				_mm512_set1_epi32(0xffff));
+		_mm512_store_si512(v->adds[r], _mm512_or_si512(s,
+				   _mm512_slli_epi32(s, 16)));
+	}
+}
+
+/* Block kb of B's rows into one ring tile (rows past the view stay 0). */
+DA_INLINE static inline void decode_block(const struct cpu_decode_amx_args *d,
+					  struct rows_view *v, uint32_t kb,
+					  uint32_t nb, uint16_t *tile)
+{
+	unsigned int r;
+
+	if (v->fast) {
+		/* Entries 0, 8, 16, 24 are +-0: no exponent to move. */
+		const __mmask32 nonzero = 0xfefefefe;
+
+		if (!(kb % 16))
+			scale_adds(v, kb, nb);
+
+		#pragma GCC unroll 16
+		for (r = 0; r < 16; r++) {
+			const uint8_t *c = v->codes + r * v->dstride + kb * 16;
+			__m512i x, t;
+
+			if (r >= v->rows)
+				break;
+			t = _mm512_mask_add_epi16(v->lut2, nonzero, v->lut2,
+				_mm512_set1_epi32((int)v->adds[r][kb % 16]));
+			/*
+			 * Byte j to dword j, then its high nibble to the upper
+			 * word: vpermw reads the low 5 bits of each word, and
+			 * the table repeats after 16, so the low word's stray
+			 * bits 4-7 and 12-15 select the same value.
+			 */
+			x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)c));
+			x = _mm512_or_si512(x, _mm512_slli_epi32(x, 12));
+			_mm512_store_si512(tile + 32 * r,
+					   _mm512_permutexvar_epi16(x, t));
+		}
+		return;
+	}
+	for (r = 0; r < v->rows; r++) {
+		const uint8_t *c = v->codes + r * v->dstride;
+		const uint8_t *s = v->scales + r * v->sstride;
+		__m512i x;
+
+		if (d->ue4m3) {
+			/* NVFP4: two blocks of 16, the second maybe past K. */
+			uint8_t half[32] = { 0 };
+			bool whole = (kb + 1) * 32 <= d->k;
+			__m512 s0 = _mm512_set1_ps(d->table[s[2 * kb]]);
+			__m512 s1 = _mm512_set1_ps(whole ? d->table[s[2 * kb + 1]] : 0.0f);
+			__m512i lo, hi, odd;
+
+			if (!whole) {
+				memcpy(half, c + kb * 16, 8);
+				x = block_bf16(&v->lut, half);
+			} else {
+				x = block_bf16(&v->lut, c + kb * 16);
+			}
+			lo = _mm512_slli_epi32(_mm512_cvtepu16_epi32(
+				_mm512_castsi512_si256(x)), 16);
+			hi = _mm512_slli_epi32(_mm512_cvtepu16_epi32(
+				_mm512_extracti64x4_epi64(x, 1)), 16);
+			lo = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(lo), s0));
+			hi = _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(hi), s1));
+			/* The products' top halves (their low halves are 0). */
+			odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49,
+					       47, 45, 43, 41, 39, 37, 35, 33,
+					       31, 29, 27, 25, 23, 21, 19, 17,
+					       15, 13, 11, 9, 7, 5, 3, 1);
+			x = _mm512_permutex2var_epi16(lo, odd, hi);
+		} else if (s[kb] == MXCORE_SCALE_NAN) {
+			x = _mm512_set1_epi16(0x7fc0);
+		} else {
+			x = fold(block_bf16(&v->lut, c + (size_t)kb *
+					    mxcore_row_bytes(d->elem, 32)),
+				 (int)s[kb] - 127);
+		}
+		_mm512_store_si512(tile + 32 * r, x);
+	}
+}
+
+DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
+				 struct rows_view *v, unsigned int mt,
+				 float *out, size_t ldo)
+{
+	uint16_t ring[DA_RING][16 * 32] __attribute__((aligned(64)));
+	float ct[4][16][16] __attribute__((aligned(64)));
+	unsigned int nc = a_cols(d->m), p, np = parts(mt), i, r;
+	uint32_t nb = (d->k + 31) / 32, kb, b;
+	const uint32_t *a = d->a;
+	const uint16_t *bt;
+	size_t a_block = (size_t)mt * 16 * nc;
+
+	memset(ring, 0, sizeof(ring));
+	for (p = 0; p < mt * np; p++)
+		acc_zero(p);
+	for (kb = 0; kb < nb + DA_LAG; kb++) {
+		if (kb < nb) {
+			decode_block(d, v, kb, nb, ring[kb % DA_RING]);
+			read_ahead(v, kb, nb);
+		}
+		if (kb < DA_LAG)
+			continue;
+		b = kb - DA_LAG;
+		bt = ring[b % DA_RING];
+		switch (b % 6) {
+		case 0:
+			multiply(bt, a + b * a_block, mt, nc, 0);
+			break;
+		case 1:
+			multiply(bt, a + b * a_block, mt, nc, 1);
+			break;
+		case 2:
+			multiply(bt, a + b * a_block, mt, nc, 2);
+			break;
+		case 3:
+			multiply(bt, a + b * a_block, mt, nc, 3);
+			break;
+		case 4:
+			multiply(bt, a + b * a_block, mt, nc, 4);
+			break;
+		default:
+			multiply(bt, a + b * a_block, mt, nc, 5);
+			break;
+		}
+	}
+	for (p = 0; p < mt * np; p++)
+		acc_store(p, &ct[p][0][0]);
+	for (i = 0; i < d->m; i++) {
+		unsigned int t = i / 16, j = i % 16;
+
+		for (r = 0; r < v->rows; r++) {
+			float s = ct[t * np][r][j];
+
+			for (p = 1; p < np; p++)
+				s += ct[t * np + p][r][j];
+			out[i * ldo + r] = s;
+		}
+	}
+}
+
+UK_AMX void cpu_decode_amx(const struct cpu_decode_amx_args *d,
+			   const uint8_t *codes, size_t dstride,
+			   const uint8_t *scales, size_t sstride,
+			   unsigned int rows, unsigned int ahead, float *out,
+			   size_t ldo)
+{
+	static const uint16_t e2m1_bf16[16] = {
+		0x0000, 0x3f00, 0x3f80, 0x3fc0, 0x4000, 0x4040, 0x4080, 0x40c0,
+		0x8000, 0xbf00, 0xbf80, 0xbfc0, 0xc000, 0xc040, 0xc080, 0xc0c0,
+	};
+	struct rows_view v = {
+		.codes = codes, .scales = scales, .dstride = dstride,
+		.sstride = sstride, .rows = rows,
+		.ahead = (const char *)codes + rows * dstride,
+		.ahead_lines = (ahead * dstride + 63) / 64,
+	};
+	uint32_t nb = (d->k + 31) / 32;
+	unsigned int r;
+
+	v.fast = d->elem == MXCORE_E2M1 && !d->ue4m3;
+	for (r = 0; v.fast && r < rows; r++)
+		v.fast = !memchr(scales + r * sstride, MXCORE_SCALE_NAN, nb);
+	if (v.fast) {
+		__m256i h = _mm256_loadu_si256((const void *)e2m1_bf16);
+
+		v.lut2 = _mm512_inserti64x4(_mm512_castsi256_si512(h), h, 1);
+	} else {
+		lut_load(&v.lut, d->elem);
+	}
+	amx_load_tilecfg(d->cfg);
+	switch (a_tiles(d->m)) {
+	case 1:
+		run(d, &v, 1, out, ldo);
+		break;
+	case 2:
+		run(d, &v, 2, out, ldo);
+		break;
+	case 3:
+		run(d, &v, 3, out, ldo);
+		break;
+	default:
+		run(d, &v, 4, out, ldo);
+		break;
+	}
+	_tile_release();
+}
+#endif
