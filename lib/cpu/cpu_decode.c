@@ -10,8 +10,9 @@
  * and dots it with every row of A.
  *
  * Work: N is cut into tasks of DEC_JB rows of B (DEC_JB_AMX for the tile
- * kernel, which reads ahead from one group of 16 rows to the next within
- * a task); a task walks K in chunks
+ * kernel, which walks a task's groups of 16 rows chunk of K by chunk of K
+ * with A's chunk in L1, reading each next piece of B ahead); a task walks
+ * K in chunks
  * (A's chunk, all rows, fits L1), calls the row kernel per B row and
  * chunk, and adds its fp32 sums into the task's partials, then stores its
  * columns of C (times the per-tensor scale, plus C_in, rounded).  Every
@@ -50,7 +51,7 @@
 #include "cpu_isa.h"
 
 #define DEC_JB		32		/* B rows per task */
-#define DEC_JB_AMX	128		/* the same, tile kernel */
+#define DEC_JB_AMX	CPU_DECODE_AMX_MAX_ROWS /* the same, tile kernel */
 #define DEC_JB_MAX	128		/* part's row pitch */
 #define DEC_MS		64		/* A rows per stripe */
 #define DEC_L1_FLOATS	6144		/* A's chunk: 24 KiB */
@@ -471,9 +472,9 @@ static void decode_pair(const struct decode *g,
 }
 
 /*
- * The task's B rows in runs of 16 all for the bf16 kernel (a shorter run
- * at the task's end) through the tile kernel, over all of K, into part;
- * they become ROW_DONE.
+ * The task's B rows through the tile kernel, over all of K, into part:
+ * each run of whole groups of 16 rows (a shorter group at the task's end)
+ * that are all for the bf16 kernel, in one call; they become ROW_DONE.
  */
 static void tile_rows(const struct decode *g, uint32_t j0, uint32_t nj,
 		      enum row_kind *kind, const uint8_t *sc, float *part)
@@ -481,21 +482,28 @@ static void tile_rows(const struct decode *g, uint32_t j0, uint32_t nj,
 #if defined(__x86_64__)
 	const struct mxa_matrix *b = g->b;
 	size_t dstride = mxa__data_stride(b);
-	uint32_t j, r, n;
+	uint32_t j, r, n, first = 0, len = 0;
+	bool ok;
 
-	for (j = 0; j < nj; j += n) {
-		n = min_u32(CPU_DECODE_AMX_ROWS, nj - j);
-		for (r = 0; r < n && kind[j + r] == ROW_BF16; r++)
-			;
-		if (r < n)
+	for (j = 0; j < nj + CPU_DECODE_AMX_GROUP; j += CPU_DECODE_AMX_GROUP) {
+		n = j < nj ? min_u32(CPU_DECODE_AMX_GROUP, nj - j) : 0;
+		ok = n > 0;
+		for (r = 0; ok && r < n; r++)
+			ok = kind[j + r] == ROW_BF16;
+		if (ok) {
+			first = len ? first : j;
+			len += n;
+			continue;
+		}
+		if (!len)
 			continue;
 		cpu_decode_amx(&g->amx_args, cpu_data(b) +
-			       (size_t)(j0 + j) * dstride, dstride,
-			       sc + (size_t)j * g->blocks, g->blocks, n,
-			       min_u32(CPU_DECODE_AMX_ROWS, nj - j - n),
-			       part + j, DEC_JB_MAX);
-		for (r = 0; r < n; r++)
-			kind[j + r] = ROW_DONE;
+			       (size_t)(j0 + first) * dstride, dstride,
+			       sc + (size_t)first * g->blocks, g->blocks, len,
+			       part + first, DEC_JB_MAX);
+		for (r = first; r < first + len; r++)
+			kind[r] = ROW_DONE;
+		len = 0;
 	}
 #else
 	(void)g;

@@ -91,12 +91,12 @@ void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
  * (from cpu_decode_amx_config() for m) and releases the tiles at its end.
  *
  * out[i * ldo + r] = the sum for A row i < m and B row r < rows (rows at
- * most 16; codes and scales of row r at codes + r * dstride and
- * scales + r * sstride, one scale byte per block of bs).  The codes of the
- * ahead rows that follow (the caller's next call) are read into L2 while
- * this call runs.
+ * most CPU_DECODE_AMX_MAX_ROWS; codes and scales of row r at
+ * codes + r * dstride and scales + r * sstride, one scale byte per block
+ * of bs).
  */
-#define CPU_DECODE_AMX_ROWS 16
+#define CPU_DECODE_AMX_GROUP 16
+#define CPU_DECODE_AMX_MAX_ROWS 128
 #define CPU_DECODE_AMX_MAX_M 64
 
 struct cpu_decode_amx_args {
@@ -120,6 +120,6 @@ void cpu_decode_amx_config(void *cfg, unsigned int m);
 void cpu_decode_amx(const struct cpu_decode_amx_args *d,
 		    const uint8_t *codes, size_t dstride,
 		    const uint8_t *scales, size_t sstride, unsigned int rows,
-		    unsigned int ahead, float *out, size_t ldo);
+		    float *out, size_t ldo);
 
 #endif /* MXA_CPU_DECODE_H */

@@ -13,7 +13,8 @@
  * and Inf exactly.  Shapes: every element type, E8M0 (the e2m1 fast path
  * and, with a NaN scale, the generic one) and UE4M3 blocks of 16 with K
  * an odd number of 16s; 1 to 64 rows of A (one to four tiles, one to four
- * accumulators each); 1 to 16 rows of B; padded strides.
+ * accumulators each); 1 to 128 rows of B (one to eight groups of 16); K
+ * in one or several chunks; padded strides.
  */
 #define MXA_AMX_EMULATE
 #include "../../lib/cpu/kernels/amx/amx_decode.c"
@@ -72,11 +73,12 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 	unsigned int bs = nv ? 16 : 32, blocks = k / bs;
 	size_t dstride = (elem == MXA_ELEM_E2M1 ? k / 2 : k) + 64;
 	size_t sstride = blocks + 3;
-	uint8_t *codes = xcalloc(16 * dstride), *scales = xcalloc(16 * sstride);
-	uint8_t *code = xcalloc((size_t)16 * k);
+	uint8_t *codes = xcalloc(rows * dstride), *scales = xcalloc(rows * sstride);
+	uint8_t *code = xcalloc((size_t)rows * k);
 	float *a = xcalloc((size_t)m * k * 4);
 	uint32_t *tiles = xcalloc(cpu_decode_amx_a_words(m, k) * 4);
-	float out[64 * 16], table[256];
+	static float out[64 * 128];
+	float table[256];
 	uint8_t cfg[64] __attribute__((aligned(64)));
 	struct cpu_decode_amx_args d = {
 		.elem = (enum mxcore_elem)elem, .ue4m3 = nv, .bs = bs, .k = k,
@@ -117,11 +119,11 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 		cpu_decode_amx_put_a(tiles, m, k, i, a + (size_t)i * k);
 	}
 	cpu_decode_amx_config(cfg, m);
-	cpu_decode_amx(&d, codes, dstride, scales, sstride, rows, 0, out, 16);
+	cpu_decode_amx(&d, codes, dstride, scales, sstride, rows, out, 128);
 
 	for (i = 0; i < m; i++) {
 		for (r = 0; r < rows; r++) {
-			double ref = 0, mag = 0, bound, err, got = out[i * 16 + r];
+			double ref = 0, mag = 0, bound, err, got = out[i * 128 + r];
 
 			for (kk = 0; kk < k; kk++) {
 				uint8_t sb = scales[r * sstride + kk / bs];
@@ -162,7 +164,7 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 int main(void)
 {
 	static const unsigned int ms[] = { 1, 2, 7, 16, 17, 32, 40, 64 };
-	static const unsigned int rows[] = { 16, 1, 9 };
+	static const unsigned int rows[] = { 16, 1, 9, 128, 37 };
 	unsigned int e, mi, ri;
 
 	if (!__builtin_cpu_supports("avx512bw") ||
@@ -182,6 +184,8 @@ int main(void)
 				one_case(el, false, false, true, m, n, 128);
 				one_case(el, false, true, false, m, n, 96);
 			}
+			/* Several chunks of K, each kept in the accumulators. */
+			one_case(MXA_ELEM_E4M3, false, false, false, m, n, 1024);
 			/* MXFP4's fast path over a long K (ring wrap, rotation). */
 			one_case(MXA_ELEM_E2M1, false, false, false, m, n, 1024);
 			one_case(MXA_ELEM_E2M1, true, false, false, m, n, 16 * 13);

@@ -43,6 +43,7 @@
 
 #define DA_RING 4		/* decoded tiles of B in the ring */
 #define DA_LAG 2		/* blocks from decoding a tile to using it */
+#define DA_L1_A 24576		/* bytes of A's tiles per chunk of K */
 
 static unsigned int a_tiles(unsigned int m)
 {
@@ -106,6 +107,12 @@ DA_INLINE static inline void tload(unsigned int t, const void *p,
 				   size_t stride)
 {
 	switch (t) {
+	case 0:
+		_tile_loadd(0, p, stride);
+		break;
+	case 1:
+		_tile_loadd(1, p, stride);
+		break;
 	case 2:
 		_tile_loadd(2, p, stride);
 		break;
@@ -260,31 +267,36 @@ DA_INLINE static inline void multiply(const uint16_t *bt, const uint32_t *at,
 	}
 }
 
+/* One group of up to 16 rows of B, and where the next piece lies. */
 struct rows_view {
 	const uint8_t *codes, *scales;
 	size_t dstride, sstride;
 	unsigned int rows;
-	const char *ahead;	/* the next call's rows, read into L2 */
-	size_t ahead_lines;
+	/* The next piece (rows x bytes from each row's ahead + r * dstride). */
+	const char *ahead;
+	unsigned int ahead_rows, ahead_row_lines;
 	bool fast;		/* e2m1, E8M0, no NaN scale */
 	__m512i lut2;		/* e2m1 values, twice (fast path) */
 	/* Fast path: (s - 127) * 128 in both words, 16 blocks of each row. */
 	uint32_t adds[16][16] __attribute__((aligned(64)));
 	struct amx_lut lut;	/* generic path */
+	uint32_t kb0;		/* the piece's first block */
 };
 
 /*
- * The next call's rows into L2, in address order, spread over this
- * call's blocks: streaming B from memory overlaps decoding it from L2.
+ * The next piece's bytes into L2, row by row, spread over this piece's n
+ * blocks (i the block's index in the piece): streaming B from memory
+ * overlaps decoding it from L2.
  */
 DA_INLINE static inline void read_ahead(const struct rows_view *v,
-					uint32_t kb, uint32_t nb)
+					uint32_t i, uint32_t n)
 {
-	size_t l0 = v->ahead_lines * kb / nb;
-	size_t l1 = v->ahead_lines * (kb + 1) / nb;
+	unsigned int lines = v->ahead_rows * v->ahead_row_lines;
+	unsigned int l0 = lines * i / n, l1 = lines * (i + 1) / n;
 
 	for (; l0 < l1; l0++)
-		_mm_prefetch(v->ahead + 64 * l0, _MM_HINT_T1);
+		_mm_prefetch(v->ahead + (l0 / v->ahead_row_lines) * v->dstride +
+			     64 * (l0 % v->ahead_row_lines), _MM_HINT_T1);
 }
 
 /*
@@ -323,7 +335,7 @@ DA_INLINE static inline void decode_block(const struct cpu_decode_amx_args *d,
 		/* Entries 0, 8, 16, 24 are +-0: no exponent to move. */
 		const __mmask32 nonzero = 0xfefefefe;
 
-		if (!(kb % 16))
+		if (!((kb - v->kb0) % 16))
 			scale_adds(v, kb, nb);
 
 		#pragma GCC unroll 16
@@ -334,7 +346,7 @@ DA_INLINE static inline void decode_block(const struct cpu_decode_amx_args *d,
 			if (r >= v->rows)
 				break;
 			t = _mm512_mask_add_epi16(v->lut2, nonzero, v->lut2,
-				_mm512_set1_epi32((int)v->adds[r][kb % 16]));
+				_mm512_set1_epi32((int)v->adds[r][(kb - v->kb0) % 16]));
 			/*
 			 * Byte j to dword j, then its high nibble to the upper
 			 * word: vpermw reads the low 5 bits of each word, and
@@ -390,62 +402,114 @@ DA_INLINE static inline void decode_block(const struct cpu_decode_amx_args *d,
 	}
 }
 
-DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
-				 struct rows_view *v, unsigned int mt,
-				 float *out, size_t ldo)
+/* Blocks [kb0, kb1) of one group into its accumulators (already set). */
+DA_INLINE static inline void piece(const struct cpu_decode_amx_args *d,
+				   struct rows_view *v, unsigned int mt,
+				   uint32_t kb0, uint32_t kb1, uint32_t nb,
+				   uint16_t (*ring)[16 * 32])
 {
-	uint16_t ring[DA_RING][16 * 32] __attribute__((aligned(64)));
-	float ct[4][16][16] __attribute__((aligned(64)));
-	unsigned int nc = a_cols(d->m), p, np = parts(mt), i, r;
-	uint32_t nb = (d->k + 31) / 32, kb, b;
-	const uint32_t *a = d->a;
-	const uint16_t *bt;
+	unsigned int nc = a_cols(d->m);
 	size_t a_block = (size_t)mt * 16 * nc;
+	uint32_t kb, b;
+	const uint16_t *bt;
+	const uint32_t *at;
 
-	memset(ring, 0, sizeof(ring));
-	for (p = 0; p < mt * np; p++)
-		acc_zero(p);
-	for (kb = 0; kb < nb + DA_LAG; kb++) {
-		if (kb < nb) {
+	v->kb0 = kb0;
+	for (kb = kb0; kb < kb1 + DA_LAG; kb++) {
+		if (kb < kb1) {
 			decode_block(d, v, kb, nb, ring[kb % DA_RING]);
-			read_ahead(v, kb, nb);
+			read_ahead(v, kb - kb0, kb1 - kb0);
 		}
-		if (kb < DA_LAG)
+		if (kb < kb0 + DA_LAG)
 			continue;
 		b = kb - DA_LAG;
 		bt = ring[b % DA_RING];
+		at = d->a + b * a_block;
 		switch (b % 6) {
 		case 0:
-			multiply(bt, a + b * a_block, mt, nc, 0);
+			multiply(bt, at, mt, nc, 0);
 			break;
 		case 1:
-			multiply(bt, a + b * a_block, mt, nc, 1);
+			multiply(bt, at, mt, nc, 1);
 			break;
 		case 2:
-			multiply(bt, a + b * a_block, mt, nc, 2);
+			multiply(bt, at, mt, nc, 2);
 			break;
 		case 3:
-			multiply(bt, a + b * a_block, mt, nc, 3);
+			multiply(bt, at, mt, nc, 3);
 			break;
 		case 4:
-			multiply(bt, a + b * a_block, mt, nc, 4);
+			multiply(bt, at, mt, nc, 4);
 			break;
 		default:
-			multiply(bt, a + b * a_block, mt, nc, 5);
+			multiply(bt, at, mt, nc, 5);
 			break;
 		}
 	}
-	for (p = 0; p < mt * np; p++)
-		acc_store(p, &ct[p][0][0]);
-	for (i = 0; i < d->m; i++) {
-		unsigned int t = i / 16, j = i % 16;
+}
 
-		for (r = 0; r < v->rows; r++) {
-			float s = ct[t * np][r][j];
+/*
+ * K in chunks whose part of A stays in L1, and for each chunk every group
+ * of 16 rows in turn, its accumulators kept in acc between chunks: A's
+ * tiles come from L1 once per group, where a pass over all of K per group
+ * would load them from L2 (128 KiB of A at 16 rows and K = 4096).
+ */
+DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
+				 struct rows_view *v, unsigned int mt,
+				 unsigned int rows, float *out, size_t ldo)
+{
+	uint16_t ring[DA_RING][16 * 32] __attribute__((aligned(64)));
+	float acc[CPU_DECODE_AMX_MAX_ROWS / 16][4][16][16]
+		__attribute__((aligned(64)));
+	unsigned int np = parts(mt), groups = (rows + 15) / 16, g, p, i, r;
+	uint32_t nb = (d->k + 31) / 32, kc, c, kb1;
+	size_t row_bytes = d->elem == MXCORE_E2M1 ? 16 : 32;
+	const uint8_t *codes = v->codes, *scales = v->scales;
 
-			for (p = 1; p < np; p++)
-				s += ct[t * np + p][r][j];
-			out[i * ldo + r] = s;
+	/* Blocks per chunk: A's tiles for it in 24 KiB of L1. */
+	kc = DA_L1_A / (a_tiles(d->m) * 16 * a_cols(d->m) * 4);
+	kc = kc < 4 ? 4 : kc > nb ? nb : kc;
+	memset(ring, 0, sizeof(ring));
+	for (c = 0; c < nb; c += kc) {
+		kb1 = c + kc < nb ? c + kc : nb;
+		for (g = 0; g < groups; g++) {
+			/* The next piece: the next group, or the first of the next chunk. */
+			uint32_t nc0 = g + 1 < groups ? c : kb1;
+			unsigned int ng = g + 1 < groups ? g + 1 : 0;
+			uint32_t nkb = nc0 + kc < nb ? kc : nb - nc0;
+
+			v->codes = codes + (size_t)16 * g * v->dstride;
+			v->scales = scales + (size_t)16 * g * v->sstride;
+			v->rows = rows - 16 * g < 16 ? rows - 16 * g : 16;
+			v->ahead = (const char *)codes + (size_t)16 * ng * v->dstride +
+				   nc0 * row_bytes;
+			v->ahead_rows = nc0 < nb ? (rows - 16 * ng < 16 ?
+						    rows - 16 * ng : 16) : 0;
+			v->ahead_row_lines = (unsigned int)((nkb * row_bytes + 63) / 64);
+			for (p = 0; p < mt * np; p++) {
+				if (c)
+					tload(p, &acc[g][p][0][0], 64);
+				else
+					acc_zero(p);
+			}
+			piece(d, v, mt, c, kb1, nb, ring);
+			for (p = 0; p < mt * np; p++)
+				acc_store(p, &acc[g][p][0][0]);
+		}
+	}
+	for (g = 0; g < groups; g++) {
+		unsigned int n = rows - 16 * g < 16 ? rows - 16 * g : 16;
+
+		for (i = 0; i < d->m; i++) {
+			unsigned int t = i / 16, j = i % 16;
+
+			for (r = 0; r < n; r++) {
+				float s = acc[g][t * np][r][j];
+
+				for (p = 1; p < np; p++)
+					s += acc[g][t * np + p][r][j];
+				out[i * ldo + 16 * g + r] = s;
+			}
 		}
 	}
 }
@@ -453,8 +517,7 @@ DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
 UK_AMX void cpu_decode_amx(const struct cpu_decode_amx_args *d,
 			   const uint8_t *codes, size_t dstride,
 			   const uint8_t *scales, size_t sstride,
-			   unsigned int rows, unsigned int ahead, float *out,
-			   size_t ldo)
+			   unsigned int rows, float *out, size_t ldo)
 {
 	static const uint16_t e2m1_bf16[16] = {
 		0x0000, 0x3f00, 0x3f80, 0x3fc0, 0x4000, 0x4040, 0x4080, 0x40c0,
@@ -462,9 +525,7 @@ UK_AMX void cpu_decode_amx(const struct cpu_decode_amx_args *d,
 	};
 	struct rows_view v = {
 		.codes = codes, .scales = scales, .dstride = dstride,
-		.sstride = sstride, .rows = rows,
-		.ahead = (const char *)codes + rows * dstride,
-		.ahead_lines = (ahead * dstride + 63) / 64,
+		.sstride = sstride,
 	};
 	uint32_t nb = (d->k + 31) / 32;
 	unsigned int r;
@@ -482,16 +543,16 @@ UK_AMX void cpu_decode_amx(const struct cpu_decode_amx_args *d,
 	amx_load_tilecfg(d->cfg);
 	switch (a_tiles(d->m)) {
 	case 1:
-		run(d, &v, 1, out, ldo);
+		run(d, &v, 1, rows, out, ldo);
 		break;
 	case 2:
-		run(d, &v, 2, out, ldo);
+		run(d, &v, 2, rows, out, ldo);
 		break;
 	case 3:
-		run(d, &v, 3, out, ldo);
+		run(d, &v, 3, rows, out, ldo);
 		break;
 	default:
-		run(d, &v, 4, out, ldo);
+		run(d, &v, 4, rows, out, ldo);
 		break;
 	}
 	_tile_release();
