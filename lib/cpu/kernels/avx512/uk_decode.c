@@ -100,6 +100,24 @@ DK_INLINE static inline __m512 scale_by(__m512 f, __m512 s, bool ue4m3)
 }
 
 /*
+ * A last block of 16 (NVFP4), at K offset k, scaled: its evens in lanes
+ * 0-7, odds in 8-15 (the kernel order of a group of 16).
+ */
+DK_INLINE static inline __m512 decode_e2m1_half(const struct cpu_decode_args *d,
+						__m512 lut, const uint8_t *codes,
+						const uint8_t *scales, uint32_t k)
+{
+	__m512i v = _mm512_cvtepu8_epi32(
+			_mm_loadl_epi64((const void *)(codes + k / 2)));
+	__m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15));
+	__m512i hi = _mm512_srli_epi32(v, 4);
+	__m512i idx = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+
+	return scale_by(_mm512_permutexvar_ps(idx, lut),
+			_mm512_set1_ps(d->table[scales[k / 16]]), d->ue4m3);
+}
+
+/*
  * Rows [0, R) of A against the chunk: R is a constant in each caller, so
  * the accumulators live in registers.
  */
@@ -150,16 +168,8 @@ DK_INLINE static inline void rows_pass(const struct cpu_decode_args *d,
 		}
 	}
 	if (k < d->kn) {
-		/* A last block of 16 (NVFP4): evens in lanes 0-7, odds 8-15. */
-		__m512i v = _mm512_cvtepu8_epi32(
-				_mm_loadl_epi64((const void *)(codes + k / 2)));
-		__m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15));
-		__m512i hi = _mm512_srli_epi32(v, 4);
-		__m512i idx = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi),
-						 1);
-		__m512 f = scale_by(_mm512_permutexvar_ps(idx, lut),
-				    _mm512_set1_ps(t[scales[k / 16]]),
-				    d->ue4m3);
+		/* A last block of 16 (NVFP4). */
+		__m512 f = decode_e2m1_half(d, lut, codes, scales, k);
 
 		#pragma GCC unroll 8
 		for (r = 0; r < R; r++)
@@ -341,17 +351,8 @@ DKB_INLINE static inline void rows_pass_bf16(const struct cpu_decode_args *d,
 	}
 	if (k < d->kn) {
 		/* A last block of 16 (NVFP4): A's other half reads as zeros. */
-		__m512i v = _mm512_cvtepu8_epi32(
-				_mm_loadl_epi64((const void *)(codes + k / 2)));
-		__m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15));
-		__m512i hi = _mm512_srli_epi32(v, 4);
-		__m512i idx = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi),
-						 1);
-		__m512 f = scale_by(_mm512_permutexvar_ps(idx, lut),
-				    _mm512_set1_ps(d->table[scales[k / 16]]),
-				    d->ue4m3);
-
-		bv = to_bf16(f, _mm512_setzero_ps());
+		bv = to_bf16(decode_e2m1_half(d, lut, codes, scales, k),
+			     _mm512_setzero_ps());
 		#pragma GCC unroll 16
 		for (r = 0; r < R; r++)
 			acc0[r] = _mm512_dpbf16_ps(acc0[r],
@@ -408,26 +409,10 @@ DKB_INLINE static inline void pair_pass_bf16(const struct cpu_decode_args *d,
 	}
 	if (k < d->kn) {
 		/* A last block of 16 (NVFP4), as in rows_pass_bf16(). */
-		__m512i v0 = _mm512_cvtepu8_epi32(
-				_mm_loadl_epi64((const void *)(c0 + k / 2)));
-		__m512i v1 = _mm512_cvtepu8_epi32(
-				_mm_loadl_epi64((const void *)(c1 + k / 2)));
-		__m512i m15 = _mm512_set1_epi32(15);
-		__m512i i0 = _mm512_inserti64x4(_mm512_and_si512(v0, m15),
-				_mm512_castsi512_si256(_mm512_srli_epi32(v0, 4)),
-				1);
-		__m512i i1 = _mm512_inserti64x4(_mm512_and_si512(v1, m15),
-				_mm512_castsi512_si256(_mm512_srli_epi32(v1, 4)),
-				1);
-		__m512 f0 = scale_by(_mm512_permutexvar_ps(i0, lut),
-				     _mm512_set1_ps(d->table[s0[k / 16]]),
-				     d->ue4m3);
-		__m512 f1 = scale_by(_mm512_permutexvar_ps(i1, lut),
-				     _mm512_set1_ps(d->table[s1[k / 16]]),
-				     d->ue4m3);
-
-		b0 = to_bf16(f0, _mm512_setzero_ps());
-		b1 = to_bf16(f1, _mm512_setzero_ps());
+		b0 = to_bf16(decode_e2m1_half(d, lut, c0, s0, k),
+			     _mm512_setzero_ps());
+		b1 = to_bf16(decode_e2m1_half(d, lut, c1, s1, k),
+			     _mm512_setzero_ps());
 		#pragma GCC unroll 8
 		for (r = 0; r < DEC_ROWS; r++) {
 			__m512bh av = (__m512bh)_mm512_maskz_loadu_epi16(0xffff,
