@@ -275,6 +275,8 @@ struct rows_view {
 	/* The next piece (rows x bytes from each row's ahead + r * dstride). */
 	const char *ahead;
 	unsigned int ahead_rows, ahead_row_lines;
+	/* read_ahead()'s walk: next line (row, column), and its error term. */
+	unsigned int pf_row, pf_col, pf_err, pf_lines, pf_steps;
 	bool fast;		/* e2m1, E8M0, no NaN scale */
 	__m512i lut2;		/* e2m1 values, twice (fast path) */
 	/* Fast path: (s - 127) * 128 in both words, 16 blocks of each row. */
@@ -284,19 +286,23 @@ struct rows_view {
 };
 
 /*
- * The next piece's bytes into L2, row by row, spread over this piece's n
- * blocks (i the block's index in the piece): streaming B from memory
- * overlaps decoding it from L2.
+ * The next piece's bytes into L2, row by row, spread evenly over this
+ * piece's pf_steps blocks (one call per block): streaming B from memory
+ * overlaps decoding it from L2.  The lines are walked incrementally, with
+ * no division per line.
  */
-DA_INLINE static inline void read_ahead(const struct rows_view *v,
-					uint32_t i, uint32_t n)
+DA_INLINE static inline void read_ahead(struct rows_view *v)
 {
-	unsigned int lines = v->ahead_rows * v->ahead_row_lines;
-	unsigned int l0 = lines * i / n, l1 = lines * (i + 1) / n;
-
-	for (; l0 < l1; l0++)
-		_mm_prefetch(v->ahead + (l0 / v->ahead_row_lines) * v->dstride +
-			     64 * (l0 % v->ahead_row_lines), _MM_HINT_T1);
+	v->pf_err += v->pf_lines;
+	while (v->pf_err >= v->pf_steps) {
+		v->pf_err -= v->pf_steps;
+		_mm_prefetch(v->ahead + v->pf_row * v->dstride + 64 * v->pf_col,
+			     _MM_HINT_T1);
+		if (++v->pf_col == v->ahead_row_lines) {
+			v->pf_col = 0;
+			v->pf_row++;
+		}
+	}
 }
 
 /*
@@ -415,10 +421,15 @@ DA_INLINE static inline void piece(const struct cpu_decode_amx_args *d,
 	const uint32_t *at;
 
 	v->kb0 = kb0;
+	v->pf_row = 0;
+	v->pf_col = 0;
+	v->pf_err = 0;
+	v->pf_steps = kb1 - kb0;
+	v->pf_lines = v->ahead_rows * v->ahead_row_lines;
 	for (kb = kb0; kb < kb1 + DA_LAG; kb++) {
 		if (kb < kb1) {
 			decode_block(d, v, kb, nb, ring[kb % DA_RING]);
-			read_ahead(v, kb - kb0, kb1 - kb0);
+			read_ahead(v);
 		}
 		if (kb < kb0 + DA_LAG)
 			continue;
