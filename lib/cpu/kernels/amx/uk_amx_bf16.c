@@ -8,6 +8,11 @@
  * its own, as the AVX-512 kernels do.
  */
 #if defined(__x86_64__)
+/* The test's build on the C model: its own name beside the library's. */
+#ifdef MXA_AMX_EMULATE
+#define cpu_uk_amx_bf16 cpu_uk_amx_bf16_emul
+#endif
+
 #include "amx.h"
 
 /* Eight tiles of 16 rows x 64 bytes (palette 1). */
