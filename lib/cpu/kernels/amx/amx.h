@@ -22,7 +22,8 @@
 #include "amx_emul.h"
 #endif
 
-#define UK_AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-bf16,amx-int8")))
+#define UK_AMX_ISA "avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-bf16,amx-int8"
+#define UK_AMX __attribute__((target(UK_AMX_ISA)))
 
 #define AMX_MR 32			/* rows of A: two tiles */
 #define AMX_NR 32			/* rows of B: two tiles */

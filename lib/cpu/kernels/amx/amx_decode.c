@@ -39,7 +39,7 @@
 #include "amx.h"
 #include "amx_codes.h"
 
-#define DA_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-bf16,amx-int8"), always_inline))
+#define DA_INLINE __attribute__((target(UK_AMX_ISA), always_inline))
 
 #define DA_RING 4		/* decoded tiles of B in the ring */
 #define DA_LAG 2		/* blocks from decoding a tile to using it */
