@@ -52,12 +52,13 @@
 
 #define DEC_JB		32		/* B rows per task */
 #define DEC_JB_AMX	CPU_DECODE_AMX_MAX_ROWS /* the same, tile kernel */
-#define DEC_JB_MAX	128		/* part's row pitch */
+#define DEC_JB_MAX	DEC_JB_AMX	/* part's row pitch */
 #define DEC_MS		64		/* A rows per stripe */
 #define DEC_L1_FLOATS	6144		/* A's chunk: 24 KiB */
 
 _Static_assert(DEC_MS <= CPU_DECODE_AMX_MAX_M,
 	       "a stripe of A must fit the tile kernel's accumulators");
+_Static_assert(DEC_JB <= DEC_JB_MAX, "a task's rows must fit part's pitch");
 
 struct cpu_decode_state {
 	pthread_mutex_t lock;

@@ -79,8 +79,9 @@ void cpu_decode_rows2_avx512bf16(const struct cpu_decode_args *d,
 				 float *sums0, float *sums1);
 
 /*
- * The AMX form of the bf16 path (kernels/amx/amx_decode.c): 16 rows of B
- * at once over all of K.  Each block of a row is decoded to bf16 words in
+ * The AMX form of the bf16 path (kernels/amx/amx_decode.c): up to
+ * CPU_DECODE_AMX_MAX_ROWS rows of B in groups of 16 rows per tile, over
+ * all of K.  Each block of a row is decoded to bf16 words in
  * K order with its scale folded in (the rows the bf16 kernel takes: their
  * values are bf16 normals, so the fold is exact) and stored as one 64-byte
  * row of a tile; TDPBF16PS multiplies the tiles by A's rows, which

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The decode GEMM's bf16 path on AMX (contract in cpu_decode.h): 16 rows
- * of B at a time, all of K, against every row of A at once.
+ * The decode GEMM's bf16 path on AMX (contract in cpu_decode.h): a task's
+ * rows of B in groups of 16, against every row of A at once; K in chunks
+ * whose part of A stays in L1, each chunk for every group in turn.
  *
  * B: block by block, each of the 16 rows' 32 codes become one zmm of bf16
  * words with the block's scale folded in, stored as one 64-byte row of a
@@ -13,18 +14,18 @@
  * memory) and one vpermw on the nibbles gives the scaled block; other
  * element types take amx_codes.h's table lookups and exponent fold; UE4M3
  * scales (NVFP4) multiply in fp32, which is exact (e2m1 times e4m3 has 6
- * significant bits).  While one call decodes its 16 rows the next call's
- * rows are read into L2 in address order (read_ahead()): the rows are
- * read 16 at a time, 16 bytes from each in turn, which the hardware
- * prefetchers follow poorly (about half the rate of the same bytes read
- * in order, measured on Emerald Rapids).
+ * significant bits).  While one piece (a group's chunk) is decoded the
+ * next piece is read into L2 row by row (read_ahead()): the kernel reads
+ * 16 rows at a time, 16 bytes from each in turn, which the hardware
+ * prefetchers follow poorly (a third of the rate of the same bytes read in
+ * order on Zen 5; Documentation/bench-cpu.rst).
  *
  * A: up to 64 rows, bf16 pairs in AMX's interleaved layout, 16 pairs x
  * min(m, 16) rows per tile (cpu_decode_amx_put_a()), so that one row of
  * A (decode of one token) loads 64 bytes per block, not a kilobyte.
  *
- * Tiles: see multiply() for the roles, which rotate so that no tile
- * instruction waits on the previous block's.
+ * Tiles: see "Tile roles" below; they rotate so that no tile instruction
+ * waits on the previous block's.
  */
 #if defined(__x86_64__)
 /* The test's build on the C model: its own names beside the library's. */
@@ -274,9 +275,9 @@ struct rows_view {
 	unsigned int rows;
 	/* The next piece (rows x bytes from each row's ahead + r * dstride). */
 	const char *ahead;
-	unsigned int ahead_rows, ahead_row_lines;
+	unsigned int ahead_lines, ahead_row_lines;	/* in all, per row */
 	/* read_ahead()'s walk: next line (row, column), and its error term. */
-	unsigned int pf_row, pf_col, pf_err, pf_lines, pf_steps;
+	unsigned int pf_row, pf_col, pf_err, pf_steps;
 	bool fast;		/* e2m1, E8M0, no NaN scale */
 	__m512i lut2;		/* e2m1 values, twice (fast path) */
 	/* Fast path: (s - 127) * 128 in both words, 16 blocks of each row. */
@@ -293,7 +294,7 @@ struct rows_view {
  */
 DA_INLINE static inline void read_ahead(struct rows_view *v)
 {
-	v->pf_err += v->pf_lines;
+	v->pf_err += v->ahead_lines;
 	while (v->pf_err >= v->pf_steps) {
 		v->pf_err -= v->pf_steps;
 		_mm_prefetch(v->ahead + v->pf_row * v->dstride + 64 * v->pf_col,
@@ -408,6 +409,12 @@ DA_INLINE static inline void decode_block(const struct cpu_decode_amx_args *d,
 	}
 }
 
+/* Rows of group g (16, or fewer in the last) of a call's rows. */
+static unsigned int group_rows(unsigned int rows, unsigned int g)
+{
+	return rows - 16 * g < 16 ? rows - 16 * g : 16;
+}
+
 /* Blocks [kb0, kb1) of one group into its accumulators (already set). */
 DA_INLINE static inline void piece(const struct cpu_decode_amx_args *d,
 				   struct rows_view *v, unsigned int mt,
@@ -425,7 +432,6 @@ DA_INLINE static inline void piece(const struct cpu_decode_amx_args *d,
 	v->pf_col = 0;
 	v->pf_err = 0;
 	v->pf_steps = kb1 - kb0;
-	v->pf_lines = v->ahead_rows * v->ahead_row_lines;
 	for (kb = kb0; kb < kb1 + DA_LAG; kb++) {
 		if (kb < kb1) {
 			decode_block(d, v, kb, nb, ring[kb % DA_RING]);
@@ -491,12 +497,12 @@ DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
 
 			v->codes = codes + (size_t)16 * g * v->dstride;
 			v->scales = scales + (size_t)16 * g * v->sstride;
-			v->rows = rows - 16 * g < 16 ? rows - 16 * g : 16;
+			v->rows = group_rows(rows, g);
 			v->ahead = (const char *)codes + (size_t)16 * ng * v->dstride +
 				   nc0 * row_bytes;
-			v->ahead_rows = nc0 < nb ? (rows - 16 * ng < 16 ?
-						    rows - 16 * ng : 16) : 0;
 			v->ahead_row_lines = (unsigned int)((nkb * row_bytes + 63) / 64);
+			v->ahead_lines = nc0 < nb ? group_rows(rows, ng) *
+						    v->ahead_row_lines : 0;
 			for (p = 0; p < mt * np; p++) {
 				if (c)
 					tload(p, &acc[g][p][0][0], 64);
@@ -509,7 +515,7 @@ DA_INLINE static inline void run(const struct cpu_decode_amx_args *d,
 		}
 	}
 	for (g = 0; g < groups; g++) {
-		unsigned int n = rows - 16 * g < 16 ? rows - 16 * g : 16;
+		unsigned int n = group_rows(rows, g);
 
 		for (i = 0; i < d->m; i++) {
 			unsigned int t = i / 16, j = i % 16;
