@@ -273,7 +273,8 @@ $(BUILD)/tests/%: tests/core/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB)
 	$(Q)$(CC) $(BASE_CFLAGS) -Itests/lib $< $(TEST_COMMON) $(STLIB) -o $@ \
 		$(LDFLAGS_ALL) -ldrm -ldl -lm
 
-$(BUILD)/tests/%: tests/cpu/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB) \
+$(BUILD)/tests/%: tests/cpu/%.c tests/cpu/emul_test.h $(TEST_COMMON) \
+		tests/lib/testlib.h $(STLIB) \
 		$(wildcard lib/cpu/kernels/amx/*)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@

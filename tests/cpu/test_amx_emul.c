@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "emul_test.h"
 #include "testlib.h"
 
 static unsigned int n_sums, n_special;
@@ -48,15 +49,6 @@ static double ue4m3_value(uint8_t s)
 	return s & 0x80 ? -v : v;
 }
 
-static void *xcalloc(size_t n)
-{
-	void *p = calloc(1, n);
-
-	if (!p)
-		abort();
-	return p;
-}
-
 /* A random bf16 normal of magnitude 2^-3 .. 2^3 as a float. */
 static float rand_a(void)
 {
@@ -73,10 +65,11 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 	unsigned int bs = nv ? 16 : 32, blocks = k / bs;
 	size_t dstride = (elem == MXA_ELEM_E2M1 ? k / 2 : k) + 64;
 	size_t sstride = blocks + 3;
-	uint8_t *codes = xcalloc(rows * dstride), *scales = xcalloc(rows * sstride);
-	uint8_t *code = xcalloc((size_t)rows * k);
-	float *a = xcalloc((size_t)m * k * 4);
-	uint32_t *tiles = xcalloc(cpu_decode_amx_a_words(m, k) * 4);
+	uint8_t *codes = emul_test_zalloc(rows * dstride);
+	uint8_t *scales = emul_test_zalloc(rows * sstride);
+	uint8_t *code = emul_test_zalloc((size_t)rows * k);
+	float *a = emul_test_zalloc((size_t)m * k * 4);
+	uint32_t *tiles = emul_test_zalloc(cpu_decode_amx_a_words(m, k) * 4);
 	static float out[64 * 128];
 	float table[256];
 	uint8_t cfg[64] __attribute__((aligned(64)));
@@ -167,12 +160,8 @@ int main(void)
 	static const unsigned int rows[] = { 16, 1, 9, 128, 37 };
 	unsigned int e, mi, ri;
 
-	if (!__builtin_cpu_supports("avx512bw") ||
-	    !__builtin_cpu_supports("avx512vl") ||
-	    !__builtin_cpu_supports("avx512dq")) {
-		printf("skip: the kernel's decoding needs AVX-512 BW/VL/DQ\n");
-		return 77;
-	}
+	if (!emul_test_cpu_ok())
+		return TEST_SKIP;
 	test_seed(0x616d78);
 	for (mi = 0; mi < TEST_ARRAY_SIZE(ms); mi++) {
 		for (ri = 0; ri < TEST_ARRAY_SIZE(rows); ri++) {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "emul_test.h"
 #include "testlib.h"
 
 static unsigned int n_sums, n_tiles;
@@ -33,18 +34,6 @@ struct host_mx {
 	uint8_t *code;			/* one code per byte, rows x cols */
 };
 
-/* Zeroed, 64-byte aligned (the packer stores whole tile rows). */
-static void *xcalloc(size_t n)
-{
-	void *p;
-
-	n = (n + 63) & ~(size_t)63;
-	if (posix_memalign(&p, 64, n ? n : 64))
-		abort();
-	memset(p, 0, n);
-	return p;
-}
-
 /*
  * rows x cols of elem, scales around 127 + base within +-spread, or NaN
  * in row nan_row (-1: none); data packed as the library reads it.
@@ -54,9 +43,10 @@ static void make_mx(struct host_mx *h, enum mxa_elem elem, uint32_t rows,
 {
 	uint32_t blocks = cols / 32, r, k;
 	size_t row_bytes = elem == MXA_ELEM_E2M1 ? cols / 2 : cols;
-	uint8_t *data = xcalloc(rows * row_bytes), *sc = xcalloc(rows * blocks);
+	uint8_t *data = emul_test_zalloc(rows * row_bytes);
+	uint8_t *sc = emul_test_zalloc(rows * blocks);
 
-	h->code = xcalloc((size_t)rows * cols);
+	h->code = emul_test_zalloc((size_t)rows * cols);
 	for (r = 0; r < rows; r++) {
 		for (k = 0; k < cols; k++) {
 			uint8_t c = test_rand_code(elem, false);
@@ -103,10 +93,10 @@ static void one_tile(enum mxa_elem ea, enum mxa_elem eb, unsigned int kblocks,
 	const struct cpu_ukernel *uk = &cpu_uk_amx_bf16_emul;
 	uint32_t k = 32 * kblocks, i, j, kk;
 	struct host_mx a, b;
-	uint32_t *wa = xcalloc((size_t)kblocks * 16 * 32 * 4);
-	uint32_t *wb = xcalloc((size_t)kblocks * 16 * 32 * 4);
-	float *ma = xcalloc((size_t)kblocks * 32 * 4);
-	float *mb = xcalloc((size_t)kblocks * 32 * 4);
+	uint32_t *wa = emul_test_zalloc((size_t)kblocks * 16 * 32 * 4);
+	uint32_t *wb = emul_test_zalloc((size_t)kblocks * 16 * 32 * 4);
+	float *ma = emul_test_zalloc((size_t)kblocks * 32 * 4);
+	float *mb = emul_test_zalloc((size_t)kblocks * 32 * 4);
 	static float c[32 * 32];
 	uint8_t nan_a[32] = { 0 }, nan_b[32] = { 0 };
 
@@ -158,12 +148,8 @@ int main(void)
 	static const int spreads[] = { 0, 6, 40 };
 	unsigned int x, y, i, s;
 
-	if (!__builtin_cpu_supports("avx512bw") ||
-	    !__builtin_cpu_supports("avx512vl") ||
-	    !__builtin_cpu_supports("avx512dq")) {
-		printf("skip: the packer needs AVX-512 BW/VL/DQ\n");
-		return 77;
-	}
+	if (!emul_test_cpu_ok())
+		return TEST_SKIP;
 	test_seed(0x616d7867);
 	for (x = 0; x < 5; x++) {
 		for (y = 0; y < 5; y++) {
