@@ -118,35 +118,6 @@ int launch_bf16(struct cuda_device *cd, const struct mxa_matrix *x,
 }
 
 /*
- * The epilogue's factors for NVFP4: C = acc * 2^16 * t1 * t2 must be
- * acc * 2^16 * ts_a * ts_b (single level: 1).  Where ts_a * ts_b rounded
- * once to fp32 is a normal number it is one factor (t2 = 1, exact);
- * else the two scales are applied one after the other, the larger first
- * when the product is below fp32's normal range (the intermediate stays
- * normal) and the smaller first when it overflows, so that a zero sum
- * stays 0 and a result leaves fp32's range only where it really does.
- */
-void nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
-		   float *t2)
-{
-	const float ta = a->tensor_scale != 0.0f ? a->tensor_scale : 1.0f;
-	const float tb = b->tensor_scale != 0.0f ? b->tensor_scale : 1.0f;
-	const float big = ta > tb ? ta : tb, small = ta > tb ? tb : ta;
-	const float t = (float)((double)ta * tb);	/* exact in double */
-
-	if (t >= 0x1p-126f && t <= 0x1.fffffep127f) {
-		*t1 = t;
-		*t2 = 1.0f;
-	} else if (t < 0x1p-126f) {
-		*t1 = big;
-		*t2 = small;
-	} else {
-		*t1 = small;
-		*t2 = big;
-	}
-}
-
-/*
  * NVFP4 x NVFP4 (both UE4M3): both operands to exact bf16 with their
  * block scales folded in (sm90_prep_nvfp4()), then
  * gemm_sm90_bf16_ss_kernel on them, any M.  The larger operand is the
@@ -189,7 +160,7 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
 	b.tiles_n8 = 2 * b.tiles_n;
 	b.nvfp4 = 1;
-	nvfp4_factors(&job->a, &job->b, &b.t1, &b.t2);
+	sm90_nvfp4_factors(&job->a, &job->b, &b.t1, &b.t2);
 	flags_bytes = ((size_t)x->rows + y->rows + b.tiles_n + b.tiles_m + 1 +
 		       2 * (size_t)b.tiles_m * b.tiles_n) * 4;
 
@@ -295,7 +266,7 @@ int launch_nvfp4_decode(struct cuda_device *cd, const struct mxa_job *job)
 	d.list = d.list_count + 2;
 	d.rmax_y = d.list + tiles;
 	d.nvfp4 = 1;
-	nvfp4_factors(&job->a, &job->b, &d.t1, &d.t2);
+	sm90_nvfp4_factors(&job->a, &job->b, &d.t1, &d.t2);
 
 	pb.data = yd;
 	pb.stride = ys;

@@ -356,6 +356,12 @@ struct dense_tiles {
 	{
 		leave_tile(p, t.a_row / BM, t.b_row / BN);
 	}
+	/* The same with A from the pre-pass too: its rows may not fold either. */
+	static __device__ __forceinline__ bool bad_ss(const struct sm90_bf16_args &p,
+						      const struct tile_at &t)
+	{
+		return p.bad_cols[t.b_row / BN] || p.bad_rows[t.a_row / BM];
+	}
 };
 
 /*
@@ -400,6 +406,16 @@ struct group_tiles {
 						     const struct tile_at &t)
 	{
 		p.groups.list[atomicAdd(p.groups.list_count, 1)] = t.id;
+	}
+	/*
+	 * With A from the pre-pass too: the grouped instance of that kernel
+	 * runs NVFP4 only, whose rows always fold (a NaN scale is a row flag
+	 * the epilogue turns into NaN), so B's flags are the only ones.
+	 */
+	static __device__ __forceinline__ bool bad_ss(const struct sm90_bf16_args &p,
+						      const struct tile_at &t)
+	{
+		return bad(p, t);
 	}
 };
 
@@ -668,6 +684,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
  * second pre-pass: fp4 and fp6 A on large grids
  * (Documentation/bench-cuda.rst).
  */
+template <typename Tiles>
 __global__ void __launch_bounds__(384, 1)
 gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 			 const __grid_constant__ CUtensorMap tma_b,
@@ -681,16 +698,14 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 	uint64_t *empty = tmafull + STAGES;
 	const int wg = threadIdx.x / 128;
 	const uint32_t kt = (p.blocks + 1) / 2;
-	uint32_t tile_m, tile_n;
 	struct tile_at t;
 
-	dense_tiles::at(p, &t);
-	tile_m = t.a_row / BM;
-	tile_n = t.b_row / BN;
+	if (!Tiles::at(p, &t))
+		return;
 	/* Rows of A or B in this tile cannot be done exactly here. */
-	if (p.bad_cols[tile_n] || p.bad_rows[tile_m]) {
+	if (Tiles::bad_ss(p, t)) {
 		if (threadIdx.x == 0)
-			leave_tile(p, tile_m, tile_n);
+			Tiles::leave(p, t);
 		return;
 	}
 
@@ -708,9 +723,9 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 				mbar_wait(&empty[s], ph ^ 1);
 				mbar_expect_tx(&tmafull[s], L::BFA_BYTES + L::BFB_BYTES);
 				tma_load_2d(smem + L::BFA_OFF + s * L::BFA_BYTES, &tma_a,
-					    &tmafull[s], (int)(it * KC * 2), (int)(tile_m * BM));
+					    &tmafull[s], (int)(it * KC * 2), (int)t.a_row);
 				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
-					    &tmafull[s], (int)(it * KC * 2), (int)(tile_n * BN));
+					    &tmafull[s], (int)(it * KC * 2), (int)t.b_row);
 			}
 		}
 	} else {
@@ -828,12 +843,27 @@ int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 			const struct sm90_bf16_args &p)
 {
 	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel, layout_ss::SMEM, &configured);
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel<dense_tiles>, layout_ss::SMEM,
+				  &configured);
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_ss_kernel<<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM, cd->stream>>>(
-		maps[0], maps[1], p);
+	gemm_sm90_bf16_ss_kernel<dense_tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
+						cd->stream>>>(maps[0], maps[1], p);
+	return 0;
+}
+
+int sm90_launch_bf16_ss_grouped(struct cuda_device *cd, const CUtensorMap *maps,
+				const struct sm90_bf16_args &p)
+{
+	static unsigned long long configured;
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel<group_tiles>, layout_ss::SMEM,
+				  &configured);
+
+	if (ret)
+		return ret;
+	gemm_sm90_bf16_ss_kernel<group_tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
+						cd->stream>>>(maps[0], maps[1], p);
 	return 0;
 }
 

@@ -35,6 +35,7 @@
 
 #include "cuda_internal.cuh"
 #include "cuda_sm90.cuh"
+#include "group_geom.h"
 
 namespace {
 
@@ -231,6 +232,21 @@ __global__ void scales_kernel(const struct scales_args p)
 	}
 }
 
+/*
+ * NVFP4's UE4M3 scales as a plain [rows][blocks] matrix from any layout
+ * scale_at() reads (the per-group swizzled ones have no single stride),
+ * for sm90_prep_nvfp4().  Grid: x over blocks, y over rows (strided).
+ */
+__global__ void plain_scales_kernel(const struct scales_args p)
+{
+	const uint32_t kb = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p.status[0] || kb >= p.blocks)
+		return;
+	for (uint32_t r = blockIdx.y; r < p.rows; r += gridDim.y)
+		p.out[(uint64_t)r * p.blocks + kb] = scale_at(p, r, kb);
+}
+
 /* The tiles the bf16 kernel left: read in place, one C element per step. */
 struct fallback_args {
 	const uint8_t *a, *b;		/* codes, A and the B stack */
@@ -386,7 +402,7 @@ int report_status(const struct mxa_job *job, const uint32_t *st)
 				st[1], (int32_t)st[2], a->rows);
 	case SCHED_A_SCALES:
 		return cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes (%u tile rows of 128), the buffer has %zu after scale_offset",
-				(unsigned long long)st[3] * 128 * ((a->cols / 32 + 3) / 4 * 4),
+				(unsigned long long)st[3] * 128 * ((a->cols / mxa__block(a) + 3) / 4 * 4),
 				st[3], a->scale->size - a->scale_offset);
 	}
 	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
@@ -400,27 +416,6 @@ __global__ void zero_kernel(const struct sm90_c out, uint32_t rows, uint32_t col
 	for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (uint64_t)gridDim.x * blockDim.x)
 		store_c_value(out, i / cols * out.stride + i % cols, 0.0f);
-}
-
-/*
- * Columns [start, start + size) of a K-grouped operand as a matrix of its
- * own, where lib/src/grouped.c's walk (cols_part()) puts them: torchao's
- * per-group swizzled scales at *swz, which grows by the group's.
- */
-void k_part(const struct mxa_matrix *m, uint32_t start, uint32_t size, uint64_t *swz,
-	    struct mxa_matrix *out)
-{
-	*out = *m;
-	out->cols = size;
-	out->data_offset += mxcore_row_bytes(m->elem, start);
-	out->data_stride = mxa__data_stride(m);
-	if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-		out->scale_offset += *swz;
-		*swz += (uint64_t)(m->rows + 127) / 128 * 128 * ((size / 32 + 3) / 4 * 4);
-	} else {
-		out->scale_offset += start / 32;
-		out->scale_stride = mxa__scale_stride(m);
-	}
 }
 
 /* The native GEMM's best path for a group (the table's ranks, cuda_sm90_select.cu). */
@@ -438,6 +433,8 @@ int best_path(struct cuda_device *cd, const struct mxa_job *sub, enum sm90_path 
 	d.a_elem = sub->a.elem;
 	d.b_elem = sub->b.elem;
 	d.dtype = sub->dense.dtype;
+	d.a_scale_type = sub->a.scale_type;
+	d.b_scale_type = sub->b.scale_type;
 	d.m = sub->a.rows;
 	d.n = sub->b.rows;
 	d.k = sub->a.cols;
@@ -469,6 +466,8 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
 	const struct mxa_grouped *gr = &job->groups;
 	const uint32_t count = gr->count, total = job->a.cols;
 	const size_t cstride = mxa__dense_stride(&job->dense);
+	const uint32_t kblock = mxa__block(&job->a) > mxa__block(&job->b) ?
+				mxa__block(&job->a) : mxa__block(&job->b);
 	uint64_t swz[2] = { 0, 0 };
 	int32_t *ends = (int32_t *)malloc((size_t)count * 4);
 	struct mxa_job sub;
@@ -493,9 +492,9 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
 		else if ((uint32_t)ends[g] > total)
 			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total K = %u",
 				       g, ends[g], total);
-		else if (ends[g] % 32)
-			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size 32",
-				       g, ends[g]);
+		else if (ends[g] % kblock)
+			ret = cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size %u",
+				       g, ends[g], kblock);
 		prev = ends[g];
 	}
 	if (!ret && (uint32_t)prev != total)
@@ -505,8 +504,12 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
 	for (g = 0, prev = 0; g < count && !ret; prev = ends[g], g++) {
 		struct mxa_matrix pa, pb;
 
-		k_part(&job->a, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[0], &pa);
-		k_part(&job->b, (uint32_t)prev, (uint32_t)(ends[g] - prev), &swz[1], &pb);
+		pa = job->a;
+		pb = job->b;
+		mxa__group_cols_part(&job->a, (uint32_t)prev, (uint32_t)(ends[g] - prev),
+				     &swz[0], &pa);
+		mxa__group_cols_part(&job->b, (uint32_t)prev, (uint32_t)(ends[g] - prev),
+				     &swz[1], &pb);
 	}
 	if (!ret && job->a.scale_layout == MXA_LAYOUT_SWIZZLED &&
 	    job->a.scale_offset + swz[0] > job->a.scale->size)
@@ -523,8 +526,8 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
 		sub = *job;
 		sub.op = MXA_OP_GEMM;
 		memset(&sub.groups, 0, sizeof(sub.groups));
-		k_part(&job->a, (uint32_t)prev, size, &swz[0], &sub.a);
-		k_part(&job->b, (uint32_t)prev, size, &swz[1], &sub.b);
+		mxa__group_cols_part(&job->a, (uint32_t)prev, size, &swz[0], &sub.a);
+		mxa__group_cols_part(&job->b, (uint32_t)prev, size, &swz[1], &sub.b);
 		sub.dense.rows = job->a.rows;
 		sub.dense.stride = cstride;
 		sub.dense.offset += (size_t)g * job->a.rows * cstride;
@@ -545,84 +548,39 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
 	return ret;
 }
 
-} /* namespace */
-
-int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+/*
+ * 2d x 3d with MX operands: A's scales K-major by tile row and the B
+ * stack's K-major, B's stack to bf16 (rows that cannot fold flagged), the
+ * bf16 kernel over every group's tiles, the fp32 fallback for the tiles
+ * it leaves.
+ */
+int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
+		    const struct sm90_groups &g, uint32_t tiles_m, uint32_t tiles_n,
+		    const uint32_t *status)
 {
-	const struct mxa_grouped *gr = &job->groups;
 	const struct mxa_matrix *a = &job->a;
 	struct mxa_matrix bs = job->b;
-	const uint32_t count = gr->count, n = job->b.rows, blocks = a->cols / 32;
-	const uint32_t tiles_n = (n + BN - 1) / BN;
-	const uint32_t tiles_m = (a->rows + BM - 1) / BM + count;
+	const uint32_t n = g.n, blocks = a->cols / 32;
 	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
-	void *sched = NULL, *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfb = NULL;
+	void *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfb = NULL;
 	const uint8_t *ad, *bd;
 	uint64_t as, bstr;
-	size_t sched_bytes;
-	struct sched_args sp;
 	struct scales_args ssa, ssb;
 	struct sm90_prep_args pb;
 	struct sm90_bf16_args p;
 	struct fallback_args fb;
-	struct sm90_groups g;
 	CUtensorMap maps[3];
-	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0;
 	cudaError_t e;
 	int ret;
 
-	if (cuda_sm90_reject(cd))
-		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
-	if (gr->kind == MXA_GROUP_2D_2D)
-		return launch_2d_2d(cd, job);
-	if (list_max > INT32_MAX)
-		return cuda_err(-EOVERFLOW,
-				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
-				(unsigned long long)list_max, a->rows, count, n);
-	/* A's scales by tile row: one row of the scale map holds them all. */
-	if ((uint64_t)tiles_m * BM > UINT32_MAX)
-		return cuda_err(-EOVERFLOW,
-				"cuda-grouped-sm90: a's scales by tile row need %u x 128 rows (total M = %u + %u groups), more than 2^32 - 1",
-				tiles_m, a->rows, count);
-	/* The library checked the stack in its buffers (lib/src/grouped.c). */
-	if ((uint64_t)count * n > UINT32_MAX)
-		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
-				count, n);
-	bs.rows = count * n;
-
-	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
-	sched_bytes = 16 + 2 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)bs.rows * 4;
-	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
-	if (e == cudaSuccess)
-		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
-	if (e != cudaSuccess)
-		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
-	g.row_start = (const uint32_t *)((uint8_t *)sched + 16);
-	g.tile_start = g.row_start + count + 1;
-	g.count = count;
-	g.n = n;
-	g.list_count = (uint32_t *)(g.tile_start + count + 1);
-	g.list = g.list_count + 1;
-	g.bad_b = g.list + list_max;
-
-	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
-	sp.count = count;
-	sp.extent = a->rows;
-	sp.a_swz_row_bytes = a->scale_layout == MXA_LAYOUT_SWIZZLED ?
-			     (uint64_t)BM * ((blocks + 3) / 4 * 4) : 0;
-	sp.a_scale_avail = a->scale->size - a->scale_offset;
-	sp.row_start = (uint32_t *)g.row_start;
-	sp.tile_start = (uint32_t *)g.tile_start;
-	sp.status = (uint32_t *)sched;
-	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
-
+	bs.rows = g.count * n;
 	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
 	if (!ret)
 		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
 	if (!ret)
-		ret = scales_of(cd, a, a->rows, true, tiles_m, 0, g, sp.status, &sa, &ssa);
+		ret = scales_of(cd, a, a->rows, true, tiles_m, 0, g, status, &sa, &ssa);
 	if (!ret)
-		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, sp.status, &sb, &ssb);
+		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, status, &sb, &ssb);
 	if (!ret) {
 		e = cudaMallocAsync(&bfb, (size_t)bs.rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
 				    cd->stream);
@@ -683,6 +641,196 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
 				  256, 0, cd->stream>>>(fb);
 	}
+	if (bfb)
+		cudaFreeAsync(bfb, cd->stream);
+	if (sb)
+		cudaFreeAsync(sb, cd->stream);
+	if (sa)
+		cudaFreeAsync(sa, cd->stream);
+	if (bscr)
+		cudaFreeAsync(bscr, cd->stream);
+	if (ascr)
+		cudaFreeAsync(ascr, cd->stream);
+	return ret;
+}
+
+/*
+ * 2d x 3d with NVFP4 operands (UE4M3 scales on both sides): A and the B
+ * stack to exact bf16 with their block scales folded (sm90_prep_nvfp4();
+ * per-group swizzled scales gathered to plain ones first), then the
+ * bf16-ss kernel over every group's tiles with NVFP4's epilogue (per-row
+ * NaN-scale flags, the tensor scales).  Every tile folds: nothing is left
+ * to a fallback.  Scratch: A and the B stack in bf16 (1024-byte aligned),
+ * their row flags, the plain scales of each swizzled operand.
+ */
+int launch_2d_3d_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
+		       const struct sm90_groups &g, uint32_t tiles_m, uint32_t tiles_n,
+		       const uint32_t *status)
+{
+	const uint32_t blocks = job->a.cols / 16, kt = (blocks + 3) / 4;
+	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
+	struct mxa_matrix ms[2] = { job->a, job->b };
+	void *scratch = NULL, *dscr[2] = { NULL, NULL };
+	size_t bf_at[2], flag_at, sc_at[2], total;
+	struct sm90_nvfp4_prep_args pp;
+	struct sm90_bf16_args p;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret = 0, i;
+
+	ms[1].rows = g.count * g.n;	/* the B stack */
+	bf_at[0] = 0;
+	bf_at[1] = ((size_t)ms[0].rows * row_bytes + 1023) / 1024 * 1024;
+	flag_at = bf_at[1] + ((size_t)ms[1].rows * row_bytes + 1023) / 1024 * 1024;
+	sc_at[0] = flag_at + ((size_t)ms[0].rows + ms[1].rows) * 4;
+	sc_at[1] = sc_at[0] + (ms[0].scale_layout == MXA_LAYOUT_SWIZZLED ?
+			       (size_t)ms[0].rows * blocks : 0);
+	total = sc_at[1] + (ms[1].scale_layout == MXA_LAYOUT_SWIZZLED ?
+			    (size_t)ms[1].rows * blocks : 0);
+	e = cudaMallocAsync(&scratch, total, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync((uint8_t *)scratch + flag_at, 0,
+				    ((size_t)ms[0].rows + ms[1].rows) * 4, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: NVFP4 scratch");
+	memset(&p, 0, sizeof(p));
+	p.rmax_a = (const uint32_t *)((uint8_t *)scratch + flag_at);
+	p.rmax_b = p.rmax_a + ms[0].rows;
+	for (i = 0; i < 2 && !ret; i++) {
+		const struct mxa_matrix *m = &ms[i];
+
+		ret = sm90_aligned_data(cd, m, &pp.data, &pp.stride, &dscr[i]);
+		if (ret)
+			break;
+		pp.rows = m->rows;
+		pp.blocks = blocks;
+		pp.swizzled = 0;
+		pp.swz_tiles = kt;
+		pp.out = (uint8_t *)scratch + bf_at[i];
+		pp.row_nan = (uint32_t *)(i ? p.rmax_b : p.rmax_a);
+		if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+			struct scales_args sa;
+
+			memset(&sa, 0, sizeof(sa));
+			sa.scale = cuda_ptr(m->scale, m->scale_offset);
+			sa.rows = m->rows;
+			sa.blocks = blocks;
+			sa.swz_tiles = kt;
+			sa.swizzled = 1;
+			sa.by_rows = i == 0;
+			sa.n = g.n;
+			sa.g = g;
+			sa.status = status;
+			sa.out = (uint8_t *)scratch + sc_at[i];
+			plain_scales_kernel<<<dim3((blocks + 127) / 128,
+						   m->rows < 65535 ? m->rows : 65535),
+					      128, 0, cd->stream>>>(sa);
+			pp.scale = sa.out;
+			pp.scale_stride = blocks;
+		} else {
+			pp.scale = cuda_ptr(m->scale, m->scale_offset);
+			pp.scale_stride = mxa__scale_stride(m);
+		}
+		ret = sm90_prep_nvfp4(cd, pp);
+		if (!ret)
+			ret = sm90_make_map(&maps[i], pp.out, row_bytes, m->rows, row_bytes,
+					    SM90_BF16_KC * 2, i ? BN : BM,
+					    CU_TENSOR_MAP_SWIZZLE_128B);
+	}
+	if (!ret) {
+		p.m = ms[0].rows;
+		p.n = g.n;
+		p.blocks = (job->a.cols + 31) / 32;	/* the kernel's chunks: (blocks + 1) / 2 */
+		p.elem_a = SM90_E2M1;
+		p.out = sm90_c_of(job);
+		p.tiles_m = tiles_m;
+		p.tiles_n = tiles_n;
+		p.tiles_n8 = 2 * tiles_n;
+		p.nvfp4 = 1;
+		sm90_nvfp4_factors(&job->a, &job->b, &p.t1, &p.t2);
+		p.groups = g;
+		ret = sm90_launch_bf16_ss_grouped(cd, maps, p);
+	}
+	for (i = 0; i < 2; i++)
+		if (dscr[i])
+			cudaFreeAsync(dscr[i], cd->stream);
+	cudaFreeAsync(scratch, cd->stream);
+	return ret;
+}
+
+} /* namespace */
+
+/*
+ * 2d x 3d: the schedule pass over the device-side offsets, then the MX or
+ * the NVFP4 kernels over every group's tiles (both operands' scales of
+ * one type: cuda_plugin.cu refuses mixed ones); 2d x 2d by launch_2d_2d().
+ */
+int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const struct mxa_matrix *a = &job->a;
+	const uint32_t count = gr->count, n = job->b.rows, blocks = a->cols / mxa__block(a);
+	const uint32_t tiles_n = (n + BN - 1) / BN;
+	const uint32_t tiles_m = (a->rows + BM - 1) / BM + count;
+	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
+	const bool nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
+	void *sched = NULL;
+	size_t sched_bytes;
+	struct sched_args sp;
+	struct sm90_groups g;
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, stack_rows;
+	cudaError_t e;
+	int ret;
+
+	if (cuda_sm90_reject(cd))
+		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
+	if (a->scale_type != job->b.scale_type)
+		return cuda_err(-EINVAL, "cuda-grouped-sm90: mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)");
+	if (gr->kind == MXA_GROUP_2D_2D)
+		return launch_2d_2d(cd, job);
+	if (list_max > INT32_MAX)
+		return cuda_err(-EOVERFLOW,
+				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
+				(unsigned long long)list_max, a->rows, count, n);
+	/* A's scales by tile row: one row of the scale map holds them all. */
+	if ((uint64_t)tiles_m * BM > UINT32_MAX)
+		return cuda_err(-EOVERFLOW,
+				"cuda-grouped-sm90: a's scales by tile row need %u x 128 rows (total M = %u + %u groups), more than 2^32 - 1",
+				tiles_m, a->rows, count);
+	/* The library checked the stack in its buffers (lib/src/grouped.c). */
+	if ((uint64_t)count * n > UINT32_MAX)
+		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
+				count, n);
+	stack_rows = count * n;
+
+	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
+	sched_bytes = 16 + 2 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)stack_rows * 4;
+	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
+	g.row_start = (const uint32_t *)((uint8_t *)sched + 16);
+	g.tile_start = g.row_start + count + 1;
+	g.count = count;
+	g.n = n;
+	g.list_count = (uint32_t *)(g.tile_start + count + 1);
+	g.list = g.list_count + 1;
+	g.bad_b = g.list + list_max;
+
+	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
+	sp.count = count;
+	sp.extent = a->rows;
+	sp.a_swz_row_bytes = a->scale_layout == MXA_LAYOUT_SWIZZLED ?
+			     (uint64_t)BM * ((blocks + 3) / 4 * 4) : 0;
+	sp.a_scale_avail = a->scale->size - a->scale_offset;
+	sp.row_start = (uint32_t *)g.row_start;
+	sp.tile_start = (uint32_t *)g.tile_start;
+	sp.status = (uint32_t *)sched;
+	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
+
+	ret = nvfp4 ? launch_2d_3d_nvfp4(cd, job, g, tiles_m, tiles_n, sp.status) :
+		      launch_2d_3d_mx(cd, job, g, tiles_m, tiles_n, sp.status);
 	/*
 	 * The verdict on the offsets, where the call waits for the stream
 	 * anyway (not on a caller's stream: no host synchronisation there).
@@ -699,19 +847,10 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 		else
 			ret = report_status(job, st);
 		if (!ret)
-			cuda_dbg("cuda-grouped-sm90: %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
-				 count, st[3], (unsigned long long)tiles_m, tiles_n, left);
+			cuda_dbg("cuda-grouped-sm90: %s, %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+				 nvfp4 ? "NVFP4" : "MX", count, st[3],
+				 (unsigned long long)tiles_m, tiles_n, left);
 	}
-	if (bfb)
-		cudaFreeAsync(bfb, cd->stream);
-	if (sb)
-		cudaFreeAsync(sb, cd->stream);
-	if (sa)
-		cudaFreeAsync(sa, cd->stream);
-	if (bscr)
-		cudaFreeAsync(bscr, cd->stream);
-	if (ascr)
-		cudaFreeAsync(ascr, cd->stream);
 	cudaFreeAsync(sched, cd->stream);
 	return ret;
 }

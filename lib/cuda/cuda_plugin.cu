@@ -375,12 +375,17 @@ static int rank_sm90(struct mxa_device *dev, const struct mxa_op_desc *desc)
 	return cuda_sm90_path_rank(cuda_dev(dev), desc, P);
 }
 
-/* E8M0 scales only: the table entry's scale_types says so (no NVFP4). */
+/* MX x MX or NVFP4 x NVFP4 (the table entry's scale_types takes both). */
 static const char *reject_grouped(struct mxa_device *dev,
 				  const struct mxa_op_desc *desc)
 {
-	(void)desc;
-	return cuda_sm90_reject(cuda_dev(dev));
+	const char *no = cuda_sm90_reject(cuda_dev(dev));
+
+	if (no)
+		return no;
+	return desc->a_scale_type != desc->b_scale_type ?
+	       "mixed NVFP4 x MX grouped operands are not taken natively (UE4M3 scales on both or neither; cuda-grouped-exact runs them)" :
+	       NULL;
 }
 
 static const char *reject_cublas(struct mxa_device *dev,
@@ -534,11 +539,13 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90_GROUPED */
 		.name = "cuda-grouped-sm90",
-		.summary = "native grouped MX GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (an fp32 kernel for tiles that cannot be folded); 2d x 2d by the dense native GEMM per group, offsets read on the host (Documentation/cuda.rst)",
+		.summary = "native grouped GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (MX: an fp32 kernel for tiles that cannot be folded; NVFP4 x NVFP4: both operands folded by a pre-pass, the bf16-ss main loop); 2d x 2d by the dense native GEMM per group, offsets read on the host (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM_GROUPED,
 		.native = true,
 		.exact = false,
 		.rank = 20,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = reject_grouped,
 	},
 };

@@ -511,6 +511,12 @@ bool sm90_bf16_fits(struct cuda_device *cd);
  */
 int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 			     const struct sm90_bf16_args &p);
+/*
+ * The grouped NVFP4 kernel: sm90_launch_bf16_ss()'s over every group's
+ * tiles, A and the B stack as sm90_prep_nvfp4() made them, p.nvfp4 set.
+ */
+int sm90_launch_bf16_ss_grouped(struct cuda_device *cd, const CUtensorMap *maps,
+				const struct sm90_bf16_args &p);
 
 /* An MX operand read in place (the decode and skinny kernels). */
 struct sm90_mx_operand {
@@ -617,6 +623,14 @@ struct sm90_prep_args sm90_prep_args_of(const struct mxa_matrix *y,
 					uint32_t tile_shift);
 /* The job's C as the kernels write it. */
 struct sm90_c sm90_c_of(const struct mxa_job *job);
+
+/*
+ * The NVFP4 epilogue's factors t1, t2 (C = acc * 2^16 * t1 * t2) from the
+ * operands' tensor scales, so that only a true overflow or underflow
+ * leaves fp32's range (cuda_sm90_operand.cu says how).
+ */
+void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
+			float *t2);
 /* One operand as the decode and skinny kernels read it. */
 struct sm90_mx_operand sm90_mx_operand_of(const struct mxa_matrix *m,
 					  const uint8_t *data, uint64_t stride);

@@ -364,3 +364,32 @@ struct sm90_mx_operand sm90_mx_operand_of(const struct mxa_matrix *m,
 	o.elem = sm90_elem_of(m->elem);
 	return o;
 }
+
+/*
+ * The epilogue's factors for NVFP4: C = acc * 2^16 * t1 * t2 must be
+ * acc * 2^16 * ts_a * ts_b (single level: 1).  Where ts_a * ts_b rounded
+ * once to fp32 is a normal number it is one factor (t2 = 1, exact);
+ * else the two scales are applied one after the other, the larger first
+ * when the product is below fp32's normal range (the intermediate stays
+ * normal) and the smaller first when it overflows, so that a zero sum
+ * stays 0 and a result leaves fp32's range only where it really does.
+ */
+void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
+			float *t2)
+{
+	const float ta = a->tensor_scale != 0.0f ? a->tensor_scale : 1.0f;
+	const float tb = b->tensor_scale != 0.0f ? b->tensor_scale : 1.0f;
+	const float big = ta > tb ? ta : tb, small = ta > tb ? tb : ta;
+	const float t = (float)((double)ta * tb);	/* exact in double */
+
+	if (t >= 0x1p-126f && t <= 0x1.fffffep127f) {
+		*t1 = t;
+		*t2 = 1.0f;
+	} else if (t < 0x1p-126f) {
+		*t1 = big;
+		*t2 = small;
+	} else {
+		*t1 = small;
+		*t2 = big;
+	}
+}

@@ -5,7 +5,7 @@
 Measures on the GPU, in this order:
   1. libmxaccel (build/*/tests/cuda_bench): MXFP8, MXFP4 and NVFP4 GEMM
      (bf16 C), weight-only GEMM (bf16 A, MXFP4 / NVFP4 / MXFP8 weights) at
-     decode shapes, MXFP8 grouped GEMM (2d x 3d and 2d x 2d) beside the
+     decode shapes, MXFP8 and NVFP4 grouped GEMM (2d x 3d and 2d x 2d) beside the
      dense GEMM of the same work, and quantization of bf16 and fp32 sources;
   2. PyTorch: cuBLAS BF16 GEMM (torch.mm) on random bf16 and on the bf16
      values of the MXFP8 and MXFP4 operands, the dequantize + BF16 GEMM path
@@ -37,6 +37,7 @@ QUANT = [(16384, 8192)]
 # projection, and an 8B one).
 WEIGHT_ONLY = [(1, 28672, 8192), (16, 28672, 8192), (64, 28672, 8192)]
 WO_RECIPES = ("mxfp4", "nvfp4", "mxfp8")
+GROUPED_RECIPES = ("mxfp8", "nvfp4")
 # Grouped (MoE): (kind, groups, M, N, K); 2d_3d splits M, 2d_2d splits K.
 GROUPED = [("2d_3d", 8, 16384, 4096, 4096), ("2d_3d", 32, 32768, 2048, 7168),
            ("2d_2d", 8, 4096, 4096, 16384)]
@@ -279,23 +280,27 @@ def extra_tables(ours, theirs, wo, grouped, copy_gbps):
                 *shape, recipe, x["kernel"], x["ms"], x["spread_ms"], x["gbps"],
                 100.0 * x["gbps"] / copy_gbps, t["%s_mm_bf16_ms" % recipe] / x["ms"],
                 t["%s_deq_compiled_ms" % recipe] / x["ms"]))
-    rows += ["", "| grouped MXFP8 (kind, G, MxNxK) | kernel | ms | dense ours (kernel, ms) "
+    rows += ["", "| grouped (kind, G, MxNxK) | recipe | kernel | ms | dense ours (kernel, ms) "
              "| grouped vs dense | vs cuBLAS BF16 dense | vs torch._grouped_mm bf16 "
-             "| vs deq+_grouped_mm compiled |", "|---|---|---|---|---|---|---|---|"]
+             "| vs deq+_grouped_mm compiled (MXFP8) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for key, t in grouped.items():
         kind, g, m, n, k = key
-        x = next((y for y in ours if y["op"] == "grouped_" + kind and y.get("groups") == g
-                  and (y["m"], y["n"], y["k"]) == (m, n, k) and "ms" in y), None)
-        if x is None:
-            rows.append("| %s %d %dx%dx%d | not run | | | | | | |" % key)
-            continue
+        for recipe in GROUPED_RECIPES:
+            x = next((y for y in ours if y["op"] == "grouped_" + kind and y.get("groups") == g
+                      and y.get("recipe") == recipe
+                      and (y["m"], y["n"], y["k"]) == (m, n, k) and "ms" in y), None)
+            if x is None:
+                rows.append("| %s %d %dx%dx%d | %s | not run | | | | | | |" % (*key, recipe))
+                continue
 
-        def ratio(name):
-            return "%.2fx" % (t[name] / x["ms"]) if name in t else "n/a"
-        rows.append("| %s %d %dx%dx%d | %s | %.3f | %s, %.3f | %.3f | %s | %s | %s |" % (
-            *key, x["kernel"], x["ms"], x["dense_kernel"], x["dense_ms"],
-            x["grouped_vs_dense"], ratio("cublas_bf16_dense_ms"),
-            ratio("grouped_mm_bf16_ms"), ratio("deq_grouped_compiled_ms")))
+            def ratio(name):
+                return "%.2fx" % (t[name] / x["ms"]) if name in t else "n/a"
+            rows.append("| %s %d %dx%dx%d | %s | %s | %.3f | %s, %.3f | %.3f | %s | %s | %s |" % (
+                *key, recipe, x["kernel"], x["ms"], x["dense_kernel"], x["dense_ms"],
+                x["grouped_vs_dense"], ratio("cublas_bf16_dense_ms"),
+                ratio("grouped_mm_bf16_ms"),
+                ratio("deq_grouped_compiled_ms") if recipe == "mxfp8" else "n/a"))
     return "\n".join(rows)
 
 
@@ -376,7 +381,8 @@ def main():
 
     # 1. libmxaccel, in its own process.
     cmd = [os.path.join(args.build, "tests", "cuda_bench"),
-           "--recipes", "mxfp8,mxfp4,nvfp4", "--wo-recipes", ",".join(WO_RECIPES)]
+           "--recipes", "mxfp8,mxfp4,nvfp4", "--wo-recipes", ",".join(WO_RECIPES),
+           "--grouped-recipes", ",".join(GROUPED_RECIPES)]
     for m, n, k in shapes:
         cmd += ["--gemm", "%dx%dx%d" % (m, n, k)]
     for m, n, k in wo_shapes:

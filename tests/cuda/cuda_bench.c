@@ -10,6 +10,7 @@
  *              [--pref native|auto|emulated] [--seconds S]
  *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4]
  *              [--wo-recipes mxfp4,nvfp4,mxfp8]
+ *              [--grouped-recipes mxfp8,nvfp4]
  *
  * GEMM: MXFP8 (e4m3 x e4m3) and MXFP4 (e2m1 x e2m1) by default, MXFP6
  * (e2m3 or e3m2, a code per byte) and NVFP4 (e2m1, UE4M3 scales 2^-3 ..
@@ -18,7 +19,8 @@
  * Weight-only (mxa_gemm_weight_only): bf16 A [M x K] of random values,
  * B [N x K] of each --wo-recipes recipe, bf16 C; the bytes read (B's codes
  * and scales, A) give GB/s.
- * Grouped (mxa_gemm_grouped, MXFP8): --grouped is MXA_GROUP_2D_3D, M
+ * Grouped (mxa_gemm_grouped, each --grouped-recipes recipe, MXFP8 and
+ * NVFP4 by default): --grouped is MXA_GROUP_2D_3D, M
  * tokens in G groups of ragged sizes against G weights [N x K];
  * --grouped-k is MXA_GROUP_2D_2D, K split into G ragged groups (multiples
  * of 32), G results [M x N].  Each is followed by the dense GEMM of the
@@ -465,19 +467,23 @@ static void ragged_ends(int32_t *ends, uint32_t groups, uint32_t extent,
 }
 
 /*
- * MXFP8 grouped GEMM, kind 2D_3D (groups of M against G weights) or 2D_2D
- * (groups of K, G results), then the dense GEMM of the same M x N x K.
+ * Grouped GEMM of one recipe, kind 2D_3D (groups of M against G weights)
+ * or 2D_2D (groups of K, G results), then the dense GEMM of the same
+ * M x N x K.
  */
-static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
+static void bench_grouped(struct mxa_device *dev, const char *recipe,
+			  enum mxa_elem e, enum mxa_group_kind kind,
 			  uint32_t groups, uint32_t m, uint32_t n, uint32_t k)
 {
-	const enum mxa_elem e = MXA_ELEM_E4M3;
+	const bool nv = is_nvfp4(recipe);
 	const char *name = kind == MXA_GROUP_2D_3D ? "grouped_2d_3d" : "grouped_2d_2d";
 	struct grouped_ctx x = { .dev = dev };
 	struct dense_ctx dn = { .dev = dev };
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM_GROUPED, .a_elem = e, .b_elem = e,
 		.dtype = MXA_DTYPE_BF16, .m = m, .n = n, .k = k,
+		.a_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.b_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
 	};
 	struct mxa_plan plan, dplan;
 	int32_t *ends = calloc(groups, sizeof(*ends));
@@ -486,20 +492,20 @@ static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
 
 	ret = mxa_plan(dev, &d, pref, &plan);
 	if (ret) {
-		not_measured(name, "mxfp8", m, n, k, plan.reason);
+		not_measured(name, recipe, m, n, k, plan.reason);
 		free(ends);
 		return;
 	}
 	ragged_ends(ends, groups, kind == MXA_GROUP_2D_3D ? m : k,
 		    kind == MXA_GROUP_2D_3D ? 1 : 32);
-	x.a = operand(dev, e, false, m, k, 0.0f);
+	x.a = operand(dev, e, nv, m, k, 0.5f);
 	if (kind == MXA_GROUP_2D_3D) {
 		/* G weights [N x K] stacked: one operand of G * N rows. */
-		x.b = operand(dev, e, false, groups * n, k, 0.0f);
+		x.b = operand(dev, e, nv, groups * n, k, 0.25f);
 		x.b.rows = n;
 		x.c = (struct mxa_dense){ .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n };
 	} else {
-		x.b = operand(dev, e, false, n, k, 0.0f);
+		x.b = operand(dev, e, nv, n, k, 0.25f);
 		x.c = (struct mxa_dense){ .dtype = MXA_DTYPE_BF16, .rows = groups * m, .cols = n };
 	}
 	ret = mxa_buffer_alloc(dev, (size_t)x.c.rows * n * 2, &x.c.buf);
@@ -514,7 +520,7 @@ static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
 	/* Once on the device's own stream: a failure is reported, not timed. */
 	ret = grouped_op(&x, 0);
 	if (ret) {
-		not_measured(name, "mxfp8", m, n, k, mxa_strerror(ret));
+		not_measured(name, recipe, m, n, k, mxa_strerror(ret));
 		goto out;
 	}
 	t = time_queued(dev, grouped_op, &x, x.c.buf, &spread);
@@ -530,8 +536,8 @@ static void bench_grouped(struct mxa_device *dev, enum mxa_group_kind kind,
 	if (ret)
 		die("dense plan", ret);
 	td = time_queued(dev, dense_op, &dn, x.c.buf, &dspread);
-	printf("{\"op\": \"%s\", \"recipe\": \"mxfp8\", \"groups\": %u, \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"ms\": %.5f, \"spread_ms\": %.5f, \"tflops\": %.2f, \"dense_kernel\": \"%s\", \"dense_ms\": %.5f, \"dense_spread_ms\": %.5f, \"grouped_vs_dense\": %.3f}\n",
-	       name, groups, m, n, k, plan.kernel, t * 1e3, spread * 1e3,
+	printf("{\"op\": \"%s\", \"recipe\": \"%s\", \"groups\": %u, \"m\": %u, \"n\": %u, \"k\": %u, \"kernel\": \"%s\", \"ms\": %.5f, \"spread_ms\": %.5f, \"tflops\": %.2f, \"dense_kernel\": \"%s\", \"dense_ms\": %.5f, \"dense_spread_ms\": %.5f, \"grouped_vs_dense\": %.3f}\n",
+	       name, recipe, groups, m, n, k, plan.kernel, t * 1e3, spread * 1e3,
 	       2.0 * m * n * k / t * 1e-12, dplan.kernel, td * 1e3,
 	       dspread * 1e3, td / t);
 	fflush(stdout);
@@ -639,6 +645,7 @@ int main(int argc, char **argv)
 	uint32_t gemms[16][3], quants[8][2], wos[16][3], grp[16][5];
 	unsigned int ng = 0, nq = 0, nw = 0, ngr = 0, i, r;
 	const char *wo_recipes = "mxfp4,nvfp4,mxfp8";
+	const char *gr_recipes = "mxfp8,nvfp4";
 	struct mxa_device *dev;
 	int ret;
 
@@ -673,6 +680,8 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(argv[i], "--wo-recipes") && i + 1 < (unsigned int)argc) {
 			wo_recipes = argv[++i];
+		} else if (!strcmp(argv[i], "--grouped-recipes") && i + 1 < (unsigned int)argc) {
+			gr_recipes = argv[++i];
 		} else if (!strcmp(argv[i], "--pref") && i + 1 < (unsigned int)argc &&
 			   !mxa_pref_parse(argv[i + 1], &pref)) {
 			i++;
@@ -681,12 +690,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < (unsigned int)argc) {
 			seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--weight-only MxNxK]... [--grouped GxMxNxK]... [--grouped-k GxMxNxK]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4] [--wo-recipes mxfp4,nvfp4,mxfp8]\n");
+			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--weight-only MxNxK]... [--grouped GxMxNxK]... [--grouped-k GxMxNxK]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4] [--wo-recipes mxfp4,nvfp4,mxfp8] [--grouped-recipes mxfp8,nvfp4]\n");
 			return 2;
 		}
 	}
 	if (check_recipes("--recipes", recipes) ||
-	    check_recipes("--wo-recipes", wo_recipes))
+	    check_recipes("--wo-recipes", wo_recipes) ||
+	    check_recipes("--grouped-recipes", gr_recipes))
 		return 2;
 	ret = mxa_device_open(devname, &dev);
 	if (ret)
@@ -710,9 +720,14 @@ int main(int argc, char **argv)
 		bench_quant(dev, MXA_DTYPE_F32, MXA_ELEM_E4M3, quants[i][0], quants[i][1]);
 		bench_quant(dev, MXA_DTYPE_F32, MXA_ELEM_E2M1, quants[i][0], quants[i][1]);
 	}
-	for (i = 0; i < ngr; i++)
-		bench_grouped(dev, (enum mxa_group_kind)grp[i][0], grp[i][1],
-			      grp[i][2], grp[i][3], grp[i][4]);
+	for (i = 0; i < ngr; i++) {
+		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
+			if (lists(gr_recipes, gemm_recipes[r].name))
+				bench_grouped(dev, gemm_recipes[r].name,
+					      gemm_recipes[r].elem,
+					      (enum mxa_group_kind)grp[i][0], grp[i][1],
+					      grp[i][2], grp[i][3], grp[i][4]);
+	}
 	mxa_device_close(dev);
 	return 0;
 }

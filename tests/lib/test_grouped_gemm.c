@@ -280,23 +280,28 @@ static double value(const struct host_op *h, uint32_t r, uint32_t k)
 }
 
 /*
- * Special values at fixed places of an MX operand (rows that exist):
+ * Special values at fixed places of an operand (rows that exist).  MX:
  * Inf and NaN codes where the element type has them, a NaN scale, and a
  * row whose scales span 67 binades (more than any element type folds
  * exactly into bf16 operands, so such tiles take a device's slow path).
+ * NVFP4 (no special codes): NaN scales (0x7f, 0xff) and UE4M3's extremes,
+ * the smallest subnormal 2^-9 and the largest 448.
  */
 static void plant_specials(struct host_op *h, bool is_a, uint32_t n)
 {
-	const uint32_t nb = h->cols / 32;
+	const bool nv = h->st == MXA_SCALE_UE4M3;
+	const uint32_t nb = h->cols / h->block;
 	const bool fp8 = h->elem == MXA_ELEM_E4M3 || h->elem == MXA_ELEM_E5M2;
 	const uint8_t nan = 0x7f;	/* e4m3 and e5m2 */
 	const struct { uint32_t r, k; uint8_t code; } codes[] = {
 		{ 10, 7, 0x7c }, { 20, 33, 0xfc }, { 40, 50, nan },
 		{ 3 * n + 2, 40, nan }, { 4 * n + 1, 3, 0x7c },
 	};
-	const struct { uint32_t r, b; uint8_t s; } scales[] = {
-		{ 70, 1, 0xff }, { 100, 0, 60 }, { 3 * n + 4, 0, 60 },
-		{ 2 * n + 7, 1, 0xff },
+	/* rn: NVFP4's row (B's NaN scale in a group that has rows of A). */
+	const struct { uint32_t r, rn, b; uint8_t s, nv; } scales[] = {
+		{ 70, 70, 1, 0xff, 0x7f }, { 100, 100, 0, 60, 0x01 },
+		{ 3 * n + 4, 3 * n + 4, 0, 60, 0x7e },
+		{ 2 * n + 7, 4 * n + 7, 1, 0xff, 0xff },
 	};
 	unsigned int i;
 
@@ -315,8 +320,8 @@ static void plant_specials(struct host_op *h, bool is_a, uint32_t n)
 	for (i = 0; i < TEST_ARRAY_SIZE(scales); i++) {
 		if ((i < 2) != is_a)
 			continue;
-		h->scale[(size_t)(scales[i].r % h->rows) * nb +
-			 scales[i].b % nb] = scales[i].s;
+		h->scale[(size_t)((nv ? scales[i].rn : scales[i].r) % h->rows) *
+			 nb + scales[i].b % nb] = nv ? scales[i].nv : scales[i].s;
 	}
 }
 
@@ -646,6 +651,16 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		{ "2d2d e5m2 x e5m2 plain f32 specials", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E5M2, MXA_ELEM_E5M2, false, false, MXA_LAYOUT_PLAIN,
 		  MXA_DTYPE_F32, false, 0, 0, true },
+		/* NVFP4 across tile columns, K ragged in the kernels' chunks of 64. */
+		{ "2d3d nvfp4 x nvfp4 plain bf16 acc N=300 K=208 specials",
+		  MXA_GROUP_2D_3D, 0, 0, true, true, MXA_LAYOUT_PLAIN,
+		  MXA_DTYPE_BF16, true, 300, 208, true },
+		{ "2d3d nvfp4 x nvfp4 swizzled f32 N=260 K=96 specials",
+		  MXA_GROUP_2D_3D, 0, 0, true, true, MXA_LAYOUT_SWIZZLED,
+		  MXA_DTYPE_F32, false, 260, 96, true },
+		{ "2d2d nvfp4 x nvfp4 plain bf16 specials", MXA_GROUP_2D_2D, 0,
+		  0, true, true, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, false, 0, 0,
+		  true },
 	};
 	unsigned int i;
 
