@@ -14,7 +14,7 @@
  *   library's walk and of the device under test.  An empty K group gives
  *   0 (C_in, rounded).
  * - EMULATED, where the device has it: byte for byte the reference.
- * - NATIVE (E8M0 only): within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus
+ * - NATIVE: within (K_g + 1) * 2^-24 * sum|a*b| (+ |C_in|) plus
  *   half an ulp of the exact result (2d x 2d on a GPU: the dense
  *   cuda-mx-sm90 bound), per element, NaN and Inf exactly
  *   where the reference has them (special codes, NaN scales and scale
