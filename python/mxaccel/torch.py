@@ -630,7 +630,8 @@ def _check_group_swizzled(fn, arg, t, r, what):
 
 
 def _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
-                   b_recipe, b_layout, offs, out_dtype):
+                   b_recipe, b_layout, offs, out_dtype, c=None, a_ts=None,
+                   b_ts=None):
     """Shapes, types and devices of a grouped GEMM (everything but offs'
     values); returns the recipes, M, N, K, the group count, whether B is
     3-D and the result's shape."""
@@ -712,10 +713,16 @@ def _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
     if out_dtype not in _DENSE:
         _fail(fn, "out_dtype", f"{out_dtype} is not supported (torch.float32 "
               "or torch.bfloat16)", TypeError)
+    shape = (m, n) if three else (groups, m, n)
+    if c is not None:
+        _check_dense(fn, "c", c, len(shape))
+        if tuple(c.shape) != shape or c.dtype != out_dtype:
+            _fail(fn, "c", f"expected a {out_dtype} tensor of shape {shape},"
+                  f" got {c.dtype} {tuple(c.shape)}")
     _check_device(fn, [("a_qdata", a_qdata), ("a_scale", a_scale),
                        ("b_qdata", b_qdata), ("b_scale", b_scale),
-                       ("offs", offs)])
-    shape = (m, n) if three else (groups, m, n)
+                       ("offs", offs), ("c", c), ("a_tensor_scale", a_ts),
+                       ("b_tensor_scale", b_ts)])
     return ra, rb, m, n, k, groups, three, shape
 
 
@@ -754,12 +761,16 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
                      a_recipe: str, a_layout: str, b_qdata: torch.Tensor,
                      b_scale: torch.Tensor, b_recipe: str, b_layout: str,
                      offs: torch.Tensor, out_dtype: torch.dtype,
-                     pref: str) -> torch.Tensor:
+                     pref: str, c: Optional[torch.Tensor],
+                     a_tensor_scale: Optional[torch.Tensor],
+                     b_tensor_scale: Optional[torch.Tensor]) -> torch.Tensor:
     fn = "grouped_gemm"
     ra, rb, m, n, k, groups, three, shape = _grouped_check(
         a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
-        b_layout, offs, out_dtype)
+        b_layout, offs, out_dtype, c, a_tensor_scale, b_tensor_scale)
     p = _pref(fn, pref)
+    ats = _tensor_scale_value(fn, "a_tensor_scale", ra, a_tensor_scale)
+    bts = _tensor_scale_value(fn, "b_tensor_scale", rb, b_tensor_scale)
     block = max(ra.block_size, rb.block_size)
     ends = _group_ends(fn, offs, m if three else k, three, block)
     sizes = [e - s for s, e in zip([0] + ends[:-1], ends)]
@@ -770,14 +781,19 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
     if not three and b_layout == "swizzled":
         _check_group_scale_size(fn, "b_scale", b_scale, sum(
             _swizzled_bytes(n, s // rb.block_size) for s in sizes))
-    out = torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
+    if c is None:
+        out = torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
+        flags = 0
+    else:
+        out = c.clone(memory_format=torch.contiguous_format)
+        flags = _lib.GEMM_ACCUMULATE
     with _Call(fn, a_qdata) as call:
         if _lib.gemm_grouped is None:
             raise UnsupportedError(
                 f"mxaccel.{fn}: this libmxaccel ({_lib.path}) has no "
                 "mxa_gemm_grouped", -95)
-        am = call.matrix("a", a_qdata, a_scale, ra, a_layout, k)
-        bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k)
+        am = call.matrix("a", a_qdata, a_scale, ra, a_layout, k, ats)
+        bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k, bts)
         if three:
             # One group's [N, K]; the library steps over the stack.
             bm.rows = n
@@ -790,11 +806,11 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
         grp.count = groups
         grp.offsets = call.wrap("offs", offs)
         err = _lib.gemm_grouped(call.dev, ctypes.byref(am), ctypes.byref(bm),
-                                ctypes.byref(cd), ctypes.byref(grp), 0,
+                                ctypes.byref(cd), ctypes.byref(grp), flags,
                                 int(p))
         if err == -95:
             _unsupported(fn, call.name, "gemm_grouped", ra, rb, out_dtype, m,
-                         n, k, p)
+                         n, k, p, flags != 0)
         call.check(err, f"grouped gemm {ra.name} x {rb.name} "
                    f"({'2d x 3d' if three else '2d x 2d'})")
     return out
@@ -802,15 +818,17 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
 
 @_grouped_gemm_op.register_fake
 def _(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
-      b_layout, offs, out_dtype, pref):
+      b_layout, offs, out_dtype, pref, c, a_tensor_scale, b_tensor_scale):
     shape = _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata,
-                           b_scale, b_recipe, b_layout, offs, out_dtype)[-1]
+                           b_scale, b_recipe, b_layout, offs, out_dtype, c,
+                           a_tensor_scale, b_tensor_scale)[-1]
     return a_qdata.new_empty(shape, dtype=out_dtype)
 
 
 def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
                  b_recipe=None, *, a_layout="plain", b_layout="plain",
-                 out_dtype=torch.bfloat16, pref=Preference.AUTO):
+                 out_dtype=torch.bfloat16, pref=Preference.AUTO, c=None,
+                 a_tensor_scale=None, b_tensor_scale=None):
     """torch._scaled_grouped_mm on block-scaled operands, one
     mxa_gemm_grouped call; offs holds int32 cumulative group ends on the
     operands' device, the last equal to the grouped extent.
@@ -824,7 +842,13 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
     Scales are plain ([rows, K/block], B of 2d x 3d [groups, N, K/block])
     or swizzled as torchao's MoE training lays them out:
     torch_to_blocked_2d_M_groups (A of 2d x 3d), torch_to_blocked_2d_K_groups
-    (A and B of 2d x 2d), torch_to_blocked_per_group_3d (B of 2d x 3d)."""
+    (A and B of 2d x 2d), torch_to_blocked_per_group_3d (B of 2d x 3d).
+
+    c (the result's shape and out_dtype) is added to the result (an empty
+    2d x 2d group's result is then c's); a_tensor_scale / b_tensor_scale
+    are two-level NVFP4's fp32 per-tensor scales (torchao's
+    per_tensor_scale), fp32 tensors of one value, one for the whole
+    operand (B's stack shares one)."""
     fn = "grouped_gemm"
     ra = _core.recipe(_recipe_name(recipe), "mxaccel.grouped_gemm: a_recipe")
     rb = _core.recipe(_recipe_name(b_recipe or recipe),
@@ -837,7 +861,8 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
         _raw(fn, "a_scale", a_scale, ra, "scale"), ra.name, a_layout,
         _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
         _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, b_layout, offs,
-        out_dtype, preference(pref).name.lower())
+        out_dtype, preference(pref).name.lower(), c, a_tensor_scale,
+        b_tensor_scale)
 
 
 # --- weight-only gemm -------------------------------------------------------

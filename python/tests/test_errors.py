@@ -163,6 +163,18 @@ def test_grouped_gemm_errors():
         a_layout="swizzled")
     err(ValueError, r"grouped_gemm: a_layout: unknown scale layout 'tiled'",
         gg, Q, S, bq, bs, offs, a_layout="tiled")
+    # c and the per-tensor scales
+    err(ValueError, r"grouped_gemm: c: expected a torch.bfloat16 tensor of "
+        r"shape \(8, 8\), got torch.bfloat16 \(8, 4\)", gg, Q, S, bq, bs,
+        offs, c=torch.zeros(8, 4, dtype=torch.bfloat16))
+    err(ValueError, r"grouped_gemm: c: expected 2 dimensions", gg, Q, S, bq,
+        bs, offs, c=torch.zeros(2, 8, 8, dtype=torch.bfloat16))
+    err(ValueError, r"grouped_gemm: a_tensor_scale: a per-tensor scale needs "
+        r"UE4M3 block scales \(nvfp4\), not mxfp8", gg, Q, S, bq, bs, offs,
+        a_tensor_scale=torch.tensor(2.0))
+    err(ValueError, r"grouped_gemm: b_tensor_scale: is on meta but a_qdata "
+        r"is on cpu", gg, Q, S, bq, bs, offs,
+        b_tensor_scale=torch.tensor(2.0, device="meta"))
     err(ValueError, r"grouped_gemm: b_qdata: K = 32 does not match "
         r"a_qdata's K = 64", gg, Q, S, bq[:, :, :32].contiguous(),
         bs[:, :, :1].contiguous(), offs)

@@ -128,6 +128,75 @@ def test_2d_2d_equals_per_group(device, recipe, layout):
                            want.view(torch.int32)), f"group {g}"
 
 
+@pytest.mark.parametrize("pref", ["emulated", "auto"])
+@pytest.mark.parametrize("three", [True, False], ids=["2d_3d", "2d_2d"])
+def test_two_level_nvfp4_and_c(device, three, pref):
+    """Two-level NVFP4 (per-tensor scales on A and on B's stack) with c
+    added: each group equal to mxaccel.gemm of the group with the same
+    tensor scales and that group's c, byte for byte under EMULATED; under
+    AUTO within the bound of that (K + 4) 2^-24 (sum |a b| + |c|)."""
+    recipe = "nvfp4"
+    aq, as_, bq, bs, offs = operands_2d_3d(recipe, device) if three else \
+        operands_2d_2d(recipe, device)
+    ats = torch.tensor(float.fromhex("0x1.3p-3"), dtype=torch.float32, device=device)
+    bts = torch.tensor(float.fromhex("0x1.7ffffep+4"), dtype=torch.float32, device=device)
+    shape = (aq.shape[0], bq.shape[1]) if three else \
+        (offs.shape[0], aq.shape[0], bq.shape[0])
+    c = torch.randn(shape, generator=torch.Generator().manual_seed(5)).to(
+        device)
+    sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", recipe,
+                          pref, op="gemm_grouped", dtype=torch.float32)
+    if sup == Support.NONE:
+        with pytest.raises(UnsupportedError):
+            mxt.grouped_gemm(aq, as_, bq, bs, offs, recipe, c=c, pref=pref,
+                             out_dtype=torch.float32, a_tensor_scale=ats,
+                             b_tensor_scale=bts)
+        return
+    got = mxt.grouped_gemm(aq, as_, bq, bs, offs, recipe, c=c, pref=pref,
+                           out_dtype=torch.float32, a_tensor_scale=ats,
+                           b_tensor_scale=bts)
+    assert got.shape == shape
+    ad = mxt.dequantize(aq, as_, recipe, dtype=torch.float32,
+                        tensor_scale=ats).cpu().double()
+    bl = 16
+    for g, start, end in ranges(offs):
+        if three:
+            rows, cg = slice(start, end), c[start:end]
+            a_g, as_g, b_g, bs_g = aq[rows], as_[rows], bq[g], bs[g]
+            out_g = got[rows]
+            mag = ad[rows].abs() @ mxt.dequantize(
+                b_g, bs_g, recipe, dtype=torch.float32,
+                tensor_scale=bts).cpu().double().abs().t()
+            kg = aq.shape[1] * 2
+        else:
+            cg, out_g = c[g], got[g]
+            if end == start:
+                assert torch.equal(out_g, cg + 0.0), f"empty group {g}"
+                continue
+            sl = slice(start // bl, end // bl)
+            a_g, as_g = kcols(aq, parse_recipe(recipe), start, end), \
+                as_[:, sl]
+            b_g, bs_g = kcols(bq, parse_recipe(recipe), start, end), \
+                bs[:, sl]
+            mag = ad[:, start:end].abs() @ mxt.dequantize(
+                bq, bs, recipe, dtype=torch.float32,
+                tensor_scale=bts).cpu().double()[:, start:end].abs().t()
+            kg = end - start
+        if end == start:
+            continue
+        want = mxt.gemm(a_g, as_g, b_g, bs_g, recipe, c=cg,
+                        out_dtype=torch.float32, pref="emulated",
+                        a_tensor_scale=ats, b_tensor_scale=bts)
+        if pref == "emulated":
+            assert torch.equal(out_g.view(torch.int32),
+                               want.view(torch.int32)), f"group {g}"
+        else:
+            bound = (kg + 4) * 2.0 ** -24 * (mag + cg.cpu().double().abs())
+            assert ((out_g.cpu().double() - want.cpu().double()).abs() <=
+                    bound + 2.0 ** -24 * want.cpu().double().abs()).all(), \
+                f"group {g}"
+
+
 def reference(aq, as_, bq, bs, offs, recipe, three):
     """float64 products of the dequantized operands, and sum |a| |b| for
     the bound, per group in the result's shape."""
