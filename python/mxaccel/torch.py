@@ -763,7 +763,8 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
                      offs: torch.Tensor, out_dtype: torch.dtype,
                      pref: str, c: Optional[torch.Tensor],
                      a_tensor_scale: Optional[torch.Tensor],
-                     b_tensor_scale: Optional[torch.Tensor]) -> torch.Tensor:
+                     b_tensor_scale: Optional[torch.Tensor],
+                     check_offs: bool) -> torch.Tensor:
     fn = "grouped_gemm"
     ra, rb, m, n, k, groups, three, shape = _grouped_check(
         a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
@@ -772,17 +773,24 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
     ats = _tensor_scale_value(fn, "a_tensor_scale", ra, a_tensor_scale)
     bts = _tensor_scale_value(fn, "b_tensor_scale", rb, b_tensor_scale)
     block = max(ra.block_size, rb.block_size)
-    ends = _group_ends(fn, offs, m if three else k, three, block)
-    sizes = [e - s for s, e in zip([0] + ends[:-1], ends)]
-    if a_layout == "swizzled":
-        _check_group_scale_size(fn, "a_scale", a_scale, sum(
-            _swizzled_bytes(s, k // ra.block_size) for s in sizes) if three
-            else sum(_swizzled_bytes(m, s // ra.block_size) for s in sizes))
-    if not three and b_layout == "swizzled":
-        _check_group_scale_size(fn, "b_scale", b_scale, sum(
-            _swizzled_bytes(n, s // rb.block_size) for s in sizes))
+    # Unchecked ends (CUDA only): the device checks them and writes nothing
+    # for malformed ones, so a result that starts as NaN says so.
+    unchecked = not check_offs and offs.device.type == "cuda"
+    if not unchecked:
+        ends = _group_ends(fn, offs, m if three else k, three, block)
+        sizes = [e - s for s, e in zip([0] + ends[:-1], ends)]
+        if a_layout == "swizzled":
+            _check_group_scale_size(fn, "a_scale", a_scale, sum(
+                _swizzled_bytes(s, k // ra.block_size) for s in sizes)
+                if three else
+                sum(_swizzled_bytes(m, s // ra.block_size) for s in sizes))
+        if not three and b_layout == "swizzled":
+            _check_group_scale_size(fn, "b_scale", b_scale, sum(
+                _swizzled_bytes(n, s // rb.block_size) for s in sizes))
     if c is None:
-        out = torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
+        out = torch.full(shape, float("nan"), dtype=out_dtype,
+                         device=a_qdata.device) if unchecked else \
+            torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
         flags = 0
     else:
         out = c.clone(memory_format=torch.contiguous_format)
@@ -818,7 +826,8 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
 
 @_grouped_gemm_op.register_fake
 def _(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
-      b_layout, offs, out_dtype, pref, c, a_tensor_scale, b_tensor_scale):
+      b_layout, offs, out_dtype, pref, c, a_tensor_scale, b_tensor_scale,
+      check_offs):
     shape = _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata,
                            b_scale, b_recipe, b_layout, offs, out_dtype, c,
                            a_tensor_scale, b_tensor_scale)[-1]
@@ -828,7 +837,7 @@ def _(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale, b_recipe,
 def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
                  b_recipe=None, *, a_layout="plain", b_layout="plain",
                  out_dtype=torch.bfloat16, pref=Preference.AUTO, c=None,
-                 a_tensor_scale=None, b_tensor_scale=None):
+                 a_tensor_scale=None, b_tensor_scale=None, check_offs=True):
     """torch._scaled_grouped_mm on block-scaled operands, one
     mxa_gemm_grouped call; offs holds int32 cumulative group ends on the
     operands' device, the last equal to the grouped extent.
@@ -848,7 +857,13 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
     2d x 2d group's result is then c's); a_tensor_scale / b_tensor_scale
     are two-level NVFP4's fp32 per-tensor scales (torchao's
     per_tensor_scale), fp32 tensors of one value, one for the whole
-    operand (B's stack shares one)."""
+    operand (B's stack shares one).
+
+    check_offs=False on CUDA tensors: offs is not read on the host, so the
+    call does not synchronise (and can be captured in a CUDA graph); the
+    library checks the ends on the GPU and writes nothing for malformed
+    ones, which leaves the result NaN (c's values when c is given).  On
+    the CPU the ends are always checked and an error raised."""
     fn = "grouped_gemm"
     ra = _core.recipe(_recipe_name(recipe), "mxaccel.grouped_gemm: a_recipe")
     rb = _core.recipe(_recipe_name(b_recipe or recipe),
@@ -862,7 +877,7 @@ def grouped_gemm(a_qdata, a_scale, b_qdata, b_scale, offs, recipe="mxfp8",
         _raw(fn, "b_qdata", b_qdata, rb, "qdata"),
         _raw(fn, "b_scale", b_scale, rb, "scale"), rb.name, b_layout, offs,
         out_dtype, preference(pref).name.lower(), c, a_tensor_scale,
-        b_tensor_scale)
+        b_tensor_scale, bool(check_offs))
 
 
 # --- weight-only gemm -------------------------------------------------------

@@ -43,28 +43,28 @@ def samples():
     offs = torch.tensor([10, 10, 40], dtype=torch.int32)
     yield "grouped_gemm", (q, s, "mxfp8", "plain", bq.view(3, 24, 64),
                            bs.view(3, 24, 2), "mxfp8", "plain", offs,
-                           torch.float32, "emulated", None, None, None)
+                           torch.float32, "emulated", None, None, None, True)
     # torchao's per-group swizzled layouts: A by M groups, B per group
     a_blk = torch.zeros(40 + 3 * 128, 4, dtype=torch.uint8)
     a_blk[:40, :2] = s
     yield "grouped_gemm", (q, a_blk, "mxfp8", "swizzled", bq.view(3, 24, 64),
                            torch.full((3, 128 * 4), 127, dtype=torch.uint8),
                            "mxfp8", "swizzled", offs, torch.bfloat16, "auto",
-                           None, None, None)
+                           None, None, None, True)
     # 2d x 2d: groups along K, a [3, 40, 24] result
     kq, ks = raw(*mxt.quantize(torch.randn(24, 64), "nvfp4"))
     xq, xs = raw(*mxt.quantize(torch.randn(40, 64), "nvfp4"))
     yield "grouped_gemm", (xq, xs, "nvfp4", "plain", kq, ks, "nvfp4",
                            "plain", torch.tensor([16, 16, 64],
                                                  dtype=torch.int32),
-                           torch.float32, "auto", None, None, None)
+                           torch.float32, "auto", None, None, None, True)
     # two-level NVFP4 with c added
     yield "grouped_gemm", (xq, xs, "nvfp4", "plain", kq, ks, "nvfp4",
                            "plain", torch.tensor([16, 16, 64],
                                                  dtype=torch.int32),
                            torch.float32, "emulated",
                            torch.randn(3, 40, 24),
-                           torch.tensor(0.5), torch.tensor(3.0))
+                           torch.tensor(0.5), torch.tensor(3.0), True)
 
 
 @pytest.mark.parametrize("op,args", list(samples()),

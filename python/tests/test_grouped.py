@@ -197,6 +197,33 @@ def test_two_level_nvfp4_and_c(device, three, pref):
                 f"group {g}"
 
 
+@pytest.mark.parametrize("three", [True, False], ids=["2d_3d", "2d_2d"])
+def test_unchecked_offs(device, three):
+    """check_offs=False: the same result for valid ends (AUTO); malformed
+    ends are still refused, naming offs, on the CPU and leave a NaN
+    result on CUDA, where they are checked on the GPU (no host read)."""
+    aq, as_, bq, bs, offs = operands_2d_3d("mxfp8", device) if three else \
+        operands_2d_2d("mxfp8", device)
+    sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", "mxfp8",
+                          "auto", op="gemm_grouped", dtype=torch.float32)
+    if sup == Support.NONE:
+        pytest.skip(f"no grouped GEMM on {device}")
+    want = mxt.grouped_gemm(aq, as_, bq, bs, offs, out_dtype=torch.float32)
+    got = mxt.grouped_gemm(aq, as_, bq, bs, offs, out_dtype=torch.float32,
+                           check_offs=False)
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+    bad = offs.clone()
+    bad[1] = bad[-1] + 32          # beyond the extent
+    if device == "cpu":
+        with pytest.raises(ValueError, match="grouped_gemm: offs: offs"):
+            mxt.grouped_gemm(aq, as_, bq, bs, bad, out_dtype=torch.float32,
+                             check_offs=False)
+        return
+    got = mxt.grouped_gemm(aq, as_, bq, bs, bad, out_dtype=torch.float32,
+                           check_offs=False)
+    assert got.isnan().all()
+
+
 def reference(aq, as_, bq, bs, offs, recipe, three):
     """float64 products of the dequantized operands, and sum |a| |b| for
     the bound, per group in the result's shape."""
