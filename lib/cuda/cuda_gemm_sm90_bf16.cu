@@ -772,34 +772,57 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 #endif
 }
 
-template <int EA>
+/*
+ * One instance of the kernel: dense_tiles, or group_tiles for the grouped
+ * GEMM (p.tiles_m tile rows bound the groups' own).
+ */
+template <int EA, typename Tiles>
 int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 		const struct sm90_bf16_args &p)
 {
 	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA, dense_tiles>, layout::SMEM,
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA, Tiles>, layout::SMEM,
 				 &configured);
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_kernel<EA, dense_tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
-						 cd->stream>>>(maps[0], maps[1], maps[2], p);
+	gemm_sm90_bf16_kernel<EA, Tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
+					   cd->stream>>>(maps[0], maps[1], maps[2], p);
 	return 0;
 }
 
-/* The grouped GEMM's instance: p.tiles_m tile rows bound the groups' own. */
-template <int EA>
-int launch_grouped_inst(struct cuda_device *cd, const CUtensorMap *maps,
-			const struct sm90_bf16_args &p)
+/* The kernel's instance for A's element type. */
+template <typename Tiles>
+int launch_elem(struct cuda_device *cd, const CUtensorMap *maps,
+		const struct sm90_bf16_args &p)
+{
+	switch (p.elem_a) {
+	case SM90_E5M2:
+		return launch_inst<SM90_E5M2, Tiles>(cd, maps, p);
+	case SM90_E2M3:
+		return launch_inst<SM90_E2M3, Tiles>(cd, maps, p);
+	case SM90_E3M2:
+		return launch_inst<SM90_E3M2, Tiles>(cd, maps, p);
+	case SM90_E2M1:
+		return launch_inst<SM90_E2M1, Tiles>(cd, maps, p);
+	default:
+		return launch_inst<SM90_E4M3, Tiles>(cd, maps, p);
+	}
+}
+
+/* The kernel with both operands from the pre-pass, for a tile policy. */
+template <typename Tiles>
+int launch_ss(struct cuda_device *cd, const CUtensorMap *maps,
+	      const struct sm90_bf16_args &p)
 {
 	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_kernel<EA, group_tiles>, layout::SMEM,
-				 &configured);
+	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel<Tiles>, layout_ss::SMEM,
+				  &configured);
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_kernel<EA, group_tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
-						 cd->stream>>>(maps[0], maps[1], maps[2], p);
+	gemm_sm90_bf16_ss_kernel<Tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
+					  cd->stream>>>(maps[0], maps[1], p);
 	return 0;
 }
 
@@ -808,63 +831,25 @@ int launch_grouped_inst(struct cuda_device *cd, const CUtensorMap *maps,
 int sm90_launch_bf16(struct cuda_device *cd, const CUtensorMap *maps,
 		     const struct sm90_bf16_args &p)
 {
-	switch (p.elem_a) {
-	case SM90_E5M2:
-		return launch_inst<SM90_E5M2>(cd, maps, p);
-	case SM90_E2M3:
-		return launch_inst<SM90_E2M3>(cd, maps, p);
-	case SM90_E3M2:
-		return launch_inst<SM90_E3M2>(cd, maps, p);
-	case SM90_E2M1:
-		return launch_inst<SM90_E2M1>(cd, maps, p);
-	default:
-		return launch_inst<SM90_E4M3>(cd, maps, p);
-	}
+	return launch_elem<dense_tiles>(cd, maps, p);
 }
 
 int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 			     const struct sm90_bf16_args &p)
 {
-	switch (p.elem_a) {
-	case SM90_E5M2:
-		return launch_grouped_inst<SM90_E5M2>(cd, maps, p);
-	case SM90_E2M3:
-		return launch_grouped_inst<SM90_E2M3>(cd, maps, p);
-	case SM90_E3M2:
-		return launch_grouped_inst<SM90_E3M2>(cd, maps, p);
-	case SM90_E2M1:
-		return launch_grouped_inst<SM90_E2M1>(cd, maps, p);
-	default:
-		return launch_grouped_inst<SM90_E4M3>(cd, maps, p);
-	}
+	return launch_elem<group_tiles>(cd, maps, p);
 }
 
 int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 			const struct sm90_bf16_args &p)
 {
-	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel<dense_tiles>, layout_ss::SMEM,
-				  &configured);
-
-	if (ret)
-		return ret;
-	gemm_sm90_bf16_ss_kernel<dense_tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
-						cd->stream>>>(maps[0], maps[1], p);
-	return 0;
+	return launch_ss<dense_tiles>(cd, maps, p);
 }
 
 int sm90_launch_bf16_ss_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 				const struct sm90_bf16_args &p)
 {
-	static unsigned long long configured;
-	int ret = sm90_allow_smem(cd, gemm_sm90_bf16_ss_kernel<group_tiles>, layout_ss::SMEM,
-				  &configured);
-
-	if (ret)
-		return ret;
-	gemm_sm90_bf16_ss_kernel<group_tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
-						cd->stream>>>(maps[0], maps[1], p);
-	return 0;
+	return launch_ss<group_tiles>(cd, maps, p);
 }
 
 bool sm90_bf16_fits(struct cuda_device *cd)
