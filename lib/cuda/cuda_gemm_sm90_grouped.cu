@@ -142,15 +142,21 @@ struct scales_args {
 	uint32_t *rmax;
 };
 
-/* Scale (r, kb), r < p.rows, wherever the layout puts it. */
-__device__ __forceinline__ uint8_t scale_at(const struct scales_args &p, uint32_t r,
-					    uint32_t kb)
+/*
+ * Row r (< p.rows) of the scales wherever the layout puts it: its first
+ * byte, or for swizzled ones its group's first byte and its row in the
+ * group (*lr).  Found once per row (a binary search of the groups for A),
+ * then scale_in() per block.
+ */
+__device__ __forceinline__ const uint8_t *scale_row(const struct scales_args &p, uint32_t r,
+						   uint32_t *lr)
 {
-	uint32_t lo = 0, hi = p.g.count, lr;
+	uint32_t lo = 0, hi = p.g.count;
 	uint64_t base;
 
+	*lr = r;
 	if (!p.swizzled)
-		return p.scale[r * p.stride + kb];
+		return p.scale + r * p.stride;
 	if (p.by_rows) {
 		while (hi - lo > 1) {
 			const uint32_t mid = lo + (hi - lo) / 2;
@@ -160,14 +166,21 @@ __device__ __forceinline__ uint8_t scale_at(const struct scales_args &p, uint32_
 			else
 				hi = mid;
 		}
-		lr = r - p.g.row_start[lo];
+		*lr = r - p.g.row_start[lo];
 		base = (uint64_t)p.g.tile_start[lo] * BM;
 	} else {
 		lo = r / p.n;
-		lr = r % p.n;
+		*lr = r % p.n;
 		base = (uint64_t)lo * ((p.n + BM - 1) / BM * BM);
 	}
-	return p.scale[base * p.swz_tiles * 4 + sm90_scale_index(true, 0, p.swz_tiles, lr, kb)];
+	return p.scale + base * p.swz_tiles * 4;
+}
+
+/* Block kb of the row scale_row() found. */
+__device__ __forceinline__ uint8_t scale_in(const struct scales_args &p, const uint8_t *row,
+					    uint32_t lr, uint32_t kb)
+{
+	return p.swizzled ? row[sm90_scale_index(true, 0, p.swz_tiles, lr, kb)] : row[kb];
 }
 
 /*
@@ -183,7 +196,8 @@ __global__ void scales_kernel(const struct scales_args p)
 	__shared__ uint8_t tile[32][SK_COLS + 4];
 	const uint32_t r0 = blockIdx.x * 32;
 	const uint32_t tx = threadIdx.x, ty = threadIdx.y;
-	uint32_t m[4] = { 0, 0, 0, 0 }, src[4];
+	uint32_t m[4] = { 0, 0, 0, 0 }, src[4], lr[4];
+	const uint8_t *row[4];
 	bool own[4];
 
 	if (p.status[0])
@@ -195,6 +209,7 @@ __global__ void scales_kernel(const struct scales_args p)
 		own[j] = true;
 		if (p.tile_rows)
 			src[j] = sm90_group_scale_row(p.g, src[j], &own[j]);
+		row[j] = src[j] < p.rows ? scale_row(p, src[j], &lr[j]) : NULL;
 	}
 	for (uint32_t kb0 = 0; kb0 < p.blocks; kb0 += SK_COLS) {
 #pragma unroll
@@ -203,9 +218,9 @@ __global__ void scales_kernel(const struct scales_args p)
 
 #pragma unroll
 			for (uint32_t c = 0; c < SK_COLS; c += 32) {
-				const uint32_t r = src[j], kb = kb0 + c + tx;
-				const uint8_t v = r < p.rows && kb < p.blocks ?
-						  scale_at(p, r, kb) : 0;
+				const uint32_t kb = kb0 + c + tx;
+				const uint8_t v = row[j] && kb < p.blocks ?
+						  scale_in(p, row[j], lr[j], kb) : 0;
 
 				tile[i][c + tx] = v;
 				m[j] = max(m[j], v == 0xff ? 0u : (uint32_t)v);
@@ -234,17 +249,21 @@ __global__ void scales_kernel(const struct scales_args p)
 
 /*
  * NVFP4's UE4M3 scales as a plain [rows][blocks] matrix from any layout
- * scale_at() reads (the per-group swizzled ones have no single stride),
- * for sm90_prep_nvfp4().  Grid: x over blocks, y over rows (strided).
+ * scale_row() reads (the per-group swizzled ones have no single stride),
+ * for sm90_prep_nvfp4().  Grid: y over rows (strided), a CTA's threads
+ * over a row's blocks.
  */
 __global__ void plain_scales_kernel(const struct scales_args p)
 {
-	const uint32_t kb = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (p.status[0] || kb >= p.blocks)
+	if (p.status[0])
 		return;
-	for (uint32_t r = blockIdx.y; r < p.rows; r += gridDim.y)
-		p.out[(uint64_t)r * p.blocks + kb] = scale_at(p, r, kb);
+	for (uint32_t r = blockIdx.y; r < p.rows; r += gridDim.y) {
+		uint32_t lr;
+		const uint8_t *row = scale_row(p, r, &lr);
+
+		for (uint32_t kb = threadIdx.x; kb < p.blocks; kb += blockDim.x)
+			p.out[(uint64_t)r * p.blocks + kb] = scale_in(p, row, lr, kb);
+	}
 }
 
 /* The tiles the bf16 kernel left: read in place, one C element per step. */
@@ -722,8 +741,7 @@ int launch_2d_3d_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 			sa.g = g;
 			sa.status = status;
 			sa.out = (uint8_t *)scratch + sc_at[i];
-			plain_scales_kernel<<<dim3((blocks + 127) / 128,
-						   m->rows < 65535 ? m->rows : 65535),
+			plain_scales_kernel<<<dim3(1, m->rows < 65535 ? m->rows : 65535),
 					      128, 0, cd->stream>>>(sa);
 			pp.scale = sa.out;
 			pp.scale_stride = blocks;
