@@ -377,6 +377,13 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	s.out = sm90_c_of(job);
 	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
 	s.post = ldexpf(1.0f, sm90_shift_of(x->elem) + sm90_shift_of(y->elem));
+	s.nvfp4 = x->scale_type == MXA_SCALE_UE4M3;
+	s.t1 = s.t2 = 1.0f;
+	if (s.nvfp4) {
+		/* Scales per 16: the swizzled layout's tiles of 4 such blocks. */
+		s.x.swz_tiles = s.y.swz_tiles = (x->cols / 16 + 3) / 4;
+		sm90_nvfp4_factors(&job->a, &job->b, &s.t1, &s.t2);
+	}
 	ret = sm90_launch_skinny(cd, s);
 	if (xscratch)
 		cudaFreeAsync(xscratch, cd->stream);
@@ -454,12 +461,17 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 		return ret;
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
-	/* NVFP4: bf16-ss, or decode for M <= 64; both UE4M3 (cuda_sm90_select.cu). */
+	/* NVFP4: skinny, decode or bf16-ss; both UE4M3 (cuda_sm90_select.cu). */
 	if (job->a.scale_type == MXA_SCALE_UE4M3 || job->b.scale_type == MXA_SCALE_UE4M3) {
-		if ((path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE) ||
-		    job->a.scale_type != job->b.scale_type || (decode && !small))
-			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types at M = %u",
-					(int)path, job->a.rows);
+		const bool skinny = path == SM90_PATH_SKINNY;
+
+		if ((path != SM90_PATH_BF16_SS && !decode && !skinny) ||
+		    job->a.scale_type != job->b.scale_type || (decode && !small) ||
+		    (skinny && (job->a.rows > SM90_SKINNY_M || job->a.cols % 32)))
+			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types at M = %u, K = %u",
+					(int)path, job->a.rows, job->a.cols);
+		if (skinny)
+			return launch_skinny(cd, job);
 		return decode ? launch_nvfp4_decode(cd, job) : launch_nvfp4(cd, job);
 	}
 	/* The table's predicates keep every path inside its range. */

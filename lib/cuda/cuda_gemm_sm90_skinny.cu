@@ -35,6 +35,15 @@
  *
  * No tile is left to another kernel: NaN and Inf codes are fp16's own, NaN
  * scales go through the promotion.  Accuracy: Documentation/numerics.rst.
+ *
+ * NVFP4 x NVFP4 (NV; e2m1 with a UE4M3 scale per 16, K a multiple of 32):
+ * the same stream of 32-value spans, each two NVFP4 blocks.  A thread takes
+ * codes 4t .. 4t + 3 and 16 + 4t .. 19 + 4t of its rows (two 2-byte reads
+ * of the stage), so that each of the span's two mmas stays inside one
+ * block; each leaves the tensor cores on its own and is added as
+ * acc += partial * (sx * sy), the product of two UE4M3 values exact in
+ * fp32 (at most 8 significant bits, 2^-18 .. 448^2), one rounding; the
+ * tensor scales multiply once at the end (sm90_nvfp4_factors()).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +53,7 @@
 
 #include "cuda_internal.cuh"
 #include "cuda_sm90.cuh"
+#include "cuda_sm90_fold.cuh"
 #include "cuda_splitk.cuh"
 
 namespace {
@@ -63,11 +73,18 @@ constexpr uint32_t SMEM_CTA = (227 * 1024) / CTAS_PER_SM - 1024;
  * per t NT pairs of fp32 scales (rows 8j + 2t and 8j + 2t + 1, the columns
  * of its C fragment).
  */
-template <int NT> struct yblock {
+template <int NT, bool NV = false> struct yblock {
 	static constexpr int FRAG = 32 * NT * 8;
-	static constexpr int SCALE = 4 * NT * 8;
+	/* NV: per t and j a float4, rows 2t and 2t + 1 of each of two blocks. */
+	static constexpr int SCALE = (NV ? 8 : 4) * NT * 8;
 	static constexpr int BYTES = FRAG + SCALE;
 };
+
+/* X's scale bytes per span of 32 values: one E8M0, or two UE4M3. */
+__host__ __device__ constexpr uint32_t scales_per_span(bool nv)
+{
+	return nv ? 2 : 1;
+}
 
 /* Blocks of K per stage. */
 __host__ __device__ constexpr uint32_t blocks_per_stage(int e)
@@ -82,15 +99,17 @@ __host__ __device__ constexpr uint32_t scale_pitch(uint32_t pad)
 }
 
 /* The ring, Y's range, X's scale bytes, an mbarrier. */
-template <int NT> __host__ __device__ constexpr uint32_t smem_bytes(uint32_t pad)
+template <int NT, bool NV> __host__ __device__ constexpr uint32_t smem_bytes(uint32_t pad)
 {
-	return RING_BYTES + pad * yblock<NT>::BYTES + ROWS * scale_pitch(pad) + 16;
+	return RING_BYTES + pad * yblock<NT, NV>::BYTES +
+	       ROWS * scale_pitch(scales_per_span(NV) * pad) + 16;
 }
 
-/* The longest range of K (a multiple of 8 blocks) that fits SMEM_CTA. */
-template <int NT> constexpr uint32_t max_range(void)
+/* The longest range of K (a multiple of 8 spans) that fits SMEM_CTA. */
+template <int NT, bool NV> constexpr uint32_t max_range(void)
 {
-	return (SMEM_CTA - RING_BYTES - ROWS * 12 - 16) / (yblock<NT>::BYTES + ROWS) / 8 * 8;
+	return (SMEM_CTA - RING_BYTES - ROWS * 12 - 16) /
+	       (yblock<NT, NV>::BYTES + ROWS * scales_per_span(NV)) / 8 * 8;
 }
 
 #ifdef SM90_CODE
@@ -224,6 +243,21 @@ __device__ __forceinline__ uint2 y_codes(const struct sm90_mx_operand &y, uint32
 	return to_fp8(y.elem, v);
 }
 
+/*
+ * NVFP4: codes k0 + 4t .. k0 + 4t + 3 and k0 + 16 + 4t .. k0 + 19 + 4t of
+ * row r of Y (k0 a multiple of 32) as e4m3 bytes, the first four for the
+ * span's first block's mma, the others for the second's.
+ */
+__device__ __forceinline__ uint2 y_codes_nv(const struct sm90_mx_operand &y, uint32_t r,
+					    uint32_t k0, uint32_t t)
+{
+	const uint8_t *row = y.data + r * y.stride + k0 / 2;
+	const uint32_t v = (uint32_t)row[2 * t] | (uint32_t)row[2 * t + 1] << 8 |
+			   (uint32_t)row[8 + 2 * t] << 16 | (uint32_t)row[9 + 2 * t] << 24;
+
+	return to_fp8(SM90_E2M1, make_uint2(v, 0));
+}
+
 /* Non-zero where a byte of x is zero. */
 __device__ __forceinline__ uint32_t zero_byte(uint32_t x)
 {
@@ -232,12 +266,13 @@ __device__ __forceinline__ uint32_t zero_byte(uint32_t x)
 
 /*
  * X's scale bytes of the CTA's rows, blocks [kb0, kb0 + pad) (past
- * kb1: 127, whose codes are zero); returns non-zero where one of them is 0
- * or 0xff (2^-127 and NaN, which the fast conversion gets wrong).
+ * kb1: fill, 1.0 in the scale type, whose codes are zero); returns
+ * non-zero where one of them is 0 or 0xff (E8M0: 2^-127 and NaN, which
+ * the fast conversion gets wrong).
  */
 __device__ __forceinline__ uint32_t stage_scales(const struct sm90_skinny_args &p,
 						 uint8_t *xs, uint32_t row0, uint32_t kb0,
-						 uint32_t kb1, uint32_t pad)
+						 uint32_t kb1, uint32_t pad, uint32_t fill)
 {
 	const uint32_t pitch = scale_pitch(pad), words = (pad + 3) / 4;
 	uint32_t odd = 0;
@@ -260,7 +295,7 @@ __device__ __forceinline__ uint32_t stage_scales(const struct sm90_skinny_args &
 						      sm90_scale_index(p.x.swizzled,
 								       p.x.scale_stride,
 								       p.x.swz_tiles, xr, kb + q)) :
-				      127u) << (8 * q);
+				      fill) << (8 * q);
 		}
 		odd |= zero_byte(v) | zero_byte(~v);
 		*(uint32_t *)(xs + r * pitch + 4 * (i % words)) = v;
@@ -270,13 +305,16 @@ __device__ __forceinline__ uint32_t stage_scales(const struct sm90_skinny_args &
 
 #endif /* SM90_CODE */
 
-/* Y to fragments (yblock<NT>), blocks beyond K as zero codes and scale 1. */
-template <int NT>
+/*
+ * Y to fragments (yblock<NT, NV>), spans beyond K as zero codes and scale
+ * 1; NV: y.scale holds UE4M3 scales per 16 (blocks counts spans of 32).
+ */
+template <int NT, bool NV>
 __global__ void skinny_prep_kernel(const struct sm90_mx_operand y, uint32_t blocks,
 				   uint32_t pad, uint8_t *out)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	using L = yblock<NT>;
+	using L = yblock<NT, NV>;
 	const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
 	const uint32_t kb = i / (32 * NT), lane = i / NT % 32, j = i % NT;
 	const uint32_t g = lane / 4, t = lane % 4;
@@ -288,6 +326,24 @@ __global__ void skinny_prep_kernel(const struct sm90_mx_operand y, uint32_t bloc
 	uint8_t *blk = out + (size_t)kb * L::BYTES;
 	const uint32_t r = 8 * j + g;
 
+	if (NV) {
+		((uint2 *)blk)[lane * NT + j] = r < y.rows && kb < blocks ?
+						y_codes_nv(y, r, kb * 32, t) : make_uint2(0, 0);
+		if (g != 0)
+			return;
+		float v[4];
+
+		for (int h = 0; h < 4; h++) {
+			const uint32_t rs = 8 * j + 2 * t + h % 2, b = 2 * kb + h / 2;
+
+			v[h] = rs < y.rows && kb < blocks ?
+			       ue4m3x2_to_f32(y.scale[sm90_scale_index(y.swizzled, y.scale_stride,
+									y.swz_tiles, rs, b)]).x :
+			       1.0f;
+		}
+		((float4 *)(blk + L::FRAG))[t * NT + j] = make_float4(v[0], v[1], v[2], v[3]);
+		return;
+	}
 	((uint2 *)blk)[lane * NT + j] = r < y.rows && kb < blocks ?
 					y_codes(y, r, kb * 32 + 8 * t) : make_uint2(0, 0);
 	if (g == 0) {
@@ -312,13 +368,14 @@ __global__ void skinny_prep_kernel(const struct sm90_mx_operand y, uint32_t bloc
  * out.  With more than one range, partial holds the tiles' partial sums
  * (per thread its NT x 4 values) and count the ranges done per tile.
  */
-template <int EX, int EY, int NT>
+template <int EX, int EY, int NT, bool NV>
 __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t range,
 	      float *partial, uint32_t *count)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	using L = yblock<NT>;
+	using L = yblock<NT, NV>;
+	constexpr uint32_t SPS = scales_per_span(NV);
 	constexpr uint32_t U = blocks_per_stage(EX);
 	constexpr uint32_t CB = EX == SM90_E2M1 ? 16 : 32;	/* bytes of a row per block */
 	constexpr uint32_t TB = EX == SM90_E2M1 ? 4 : 8;	/* of them per thread */
@@ -326,7 +383,7 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 	const uint32_t ranges = gridDim.y, part = blockIdx.y, tile = blockIdx.x;
 	const uint32_t kb0 = part * range, kb1 = min(kb0 + range, p.blocks);
 	const uint32_t iters = (kb1 - kb0 + U - 1) / U, pad = iters * U;
-	const uint32_t pitch = scale_pitch(pad);
+	const uint32_t pitch = scale_pitch(SPS * pad);
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int g = lane / 4, t = lane % 4;
 	const uint32_t row0 = tile * ROWS, wrow = row0 + warp * 16, r0 = wrow + g;
@@ -380,7 +437,8 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 			issue(it);
 		cp_commit();
 	}
-	const uint32_t odd = stage_scales(p, xs, row0, kb0, kb1, pad);
+	const uint32_t odd = stage_scales(p, xs, row0, SPS * kb0, SPS * kb1, SPS * pad,
+					  NV ? 0x38u : 127u);
 	/* Y's fragments come from the pre-pass, its range in one copy. */
 	asm volatile("griddepcontrol.wait;" ::: "memory");
 	if (threadIdx.x == 0) {
@@ -406,12 +464,56 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 		__syncwarp();
 		const uint32_t b0 = stage_of(it) * U;
 		const uint8_t *yb0 = ys + b0 * L::BYTES;
-		const uint32_t *sa = (const uint32_t *)(xs + (warp * 16 + g) * pitch + b0);
-		const uint32_t *sb = (const uint32_t *)(xs + (warp * 16 + g + 8) * pitch + b0);
+		const uint8_t *sa8 = xs + (warp * 16 + g) * pitch + SPS * b0;
+		const uint8_t *sb8 = xs + (warp * 16 + g + 8) * pitch + SPS * b0;
+		const uint32_t *sa = (const uint32_t *)sa8, *sb = (const uint32_t *)sb8;
 		/*
 		 * X's scales four blocks a word; as fp32 by moving the byte to
 		 * the exponent (fast: no 0 or 0xff among the CTA's scales).
 		 */
+		/*
+		 * NVFP4: per span two blocks, each its own mma from zero,
+		 * promoted by the exact product of X's and Y's UE4M3 values.
+		 */
+		auto compute_nv = [&]() {
+#pragma unroll
+			for (uint32_t u = 0; u < U; u++) {
+				const uint8_t *yb = yb0 + u * L::BYTES;
+				const uint2 *yf = (const uint2 *)yb + lane * NT;
+				const float4 *sy = (const float4 *)(yb + L::FRAG) + t * NT;
+				const uint32_t o0 = u * CB + 2 * t, o1 = o0 + 8;
+				const uint2 va = make_uint2(
+					*(const uint16_t *)(st + ring_at<TB>(g, o0)) |
+					(uint32_t)*(const uint16_t *)(st + ring_at<TB>(g, o1)) << 16, 0);
+				const uint2 vb = make_uint2(
+					*(const uint16_t *)(st + ring_at<TB>(g + 8, o0)) |
+					(uint32_t)*(const uint16_t *)(st + ring_at<TB>(g + 8, o1)) << 16, 0);
+				const float2 xa = ue4m3x2_to_f32(*(const uint16_t *)(sa8 + 2 * u));
+				const float2 xb = ue4m3x2_to_f32(*(const uint16_t *)(sb8 + 2 * u));
+				uint32_t fa[4], fb[4];
+
+				to_f16<EX>(va, fa);
+				to_f16<EX>(vb, fb);
+#pragma unroll
+				for (int j = 0; j < NT; j++) {
+					const float4 s = sy[j];
+					uint32_t y[4];
+					float d0[4], d1[4];
+
+					to_f16<SM90_E4M3>(yf[j], y);
+					mma_f16<false>(d0, fa[0], fb[0], fa[1], fb[1], y[0], y[1]);
+					mma_f16<false>(d1, fa[2], fb[2], fa[3], fb[3], y[2], y[3]);
+					acc[j][0] = fmaf(d0[0], xa.x * s.x, acc[j][0]);
+					acc[j][1] = fmaf(d0[1], xa.x * s.y, acc[j][1]);
+					acc[j][2] = fmaf(d0[2], xb.x * s.x, acc[j][2]);
+					acc[j][3] = fmaf(d0[3], xb.x * s.y, acc[j][3]);
+					acc[j][0] = fmaf(d1[0], xa.y * s.z, acc[j][0]);
+					acc[j][1] = fmaf(d1[1], xa.y * s.w, acc[j][1]);
+					acc[j][2] = fmaf(d1[2], xb.y * s.z, acc[j][2]);
+					acc[j][3] = fmaf(d1[3], xb.y * s.w, acc[j][3]);
+				}
+			}
+		};
 		auto compute = [&](auto fast_tag) {
 #pragma unroll
 			for (uint32_t u = 0; u < U; u++) {
@@ -459,7 +561,9 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 				}
 			}
 		};
-		if (fast)
+		if constexpr (NV)
+			compute_nv();
+		else if (fast)
 			compute(std::true_type());
 		else
 			compute(std::false_type());
@@ -478,7 +582,8 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 
 			if (i < p.x.rows && c < p.y.rows)
 				store_c_value(p.out, (uint64_t)c * p.out.stride + i,
-					      acc[j][e] * p.post);
+					      NV ? acc[j][e] * p.post * p.t1 * p.t2 :
+						   acc[j][e] * p.post);
 		}
 	}
 #endif
@@ -492,7 +597,7 @@ struct plan {
 	uint32_t *count;
 };
 
-template <int EX, int EY, int NT>
+template <int EX, int EY, int NT, bool NV = false>
 int launch_inst(struct cuda_device *cd, const struct sm90_skinny_args &p,
 		const struct plan &pl)
 {
@@ -501,20 +606,20 @@ int launch_inst(struct cuda_device *cd, const struct sm90_skinny_args &p,
 	cudaLaunchAttribute attr;
 	cudaLaunchConfig_t cfg = {};
 	cudaError_t e;
-	int ret = sm90_allow_smem(cd, skinny_kernel<EX, EY, NT>,
-				  (int)smem_bytes<NT>(max_range<NT>()), &configured);
+	int ret = sm90_allow_smem(cd, skinny_kernel<EX, EY, NT, NV>,
+				  (int)smem_bytes<NT, NV>(max_range<NT, NV>()), &configured);
 
 	if (ret)
 		return ret;
 	cfg.gridDim = dim3(pl.tiles, pl.ranges);
 	cfg.blockDim = dim3(THREADS);
-	cfg.dynamicSmemBytes = smem_bytes<NT>((pl.range + u - 1) / u * u);
+	cfg.dynamicSmemBytes = smem_bytes<NT, NV>((pl.range + u - 1) / u * u);
 	cfg.stream = cd->stream;
 	attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
 	attr.val.programmaticStreamSerializationAllowed = 1;
 	cfg.attrs = &attr;
 	cfg.numAttrs = 1;
-	e = cudaLaunchKernelEx(&cfg, skinny_kernel<EX, EY, NT>, p, pl.yfrag, pl.range,
+	e = cudaLaunchKernelEx(&cfg, skinny_kernel<EX, EY, NT, NV>, p, pl.yfrag, pl.range,
 			       pl.partial, pl.count);
 	return e == cudaSuccess ? 0 : cuda_fail(e, "cuda-mx-sm90: skinny launch");
 }
@@ -585,7 +690,7 @@ int workspace(struct cuda_device *cd, uint32_t tiles, size_t bytes, uint32_t **c
 	return 0;
 }
 
-template <int NT>
+template <int NT, bool NV>
 int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 {
 	static unsigned long long prep_configured;
@@ -604,12 +709,12 @@ int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 	pl.tiles = (p.x.rows + ROWS - 1) / ROWS;
 	pl.ranges = max(1u, min(slots / pl.tiles, p.blocks / (2 * u)));
 	pl.range = (p.blocks + pl.ranges - 1) / pl.ranges;
-	pl.range = min((pl.range + u - 1) / u * u, max_range<NT>());
+	pl.range = min((pl.range + u - 1) / u * u, max_range<NT, NV>());
 	pl.ranges = (p.blocks + pl.range - 1) / pl.range;
 	/* Y's fragments cover every stage of every range. */
 	pad = (pl.ranges - 1) * pl.range + (p.blocks - (pl.ranges - 1) * pl.range + u - 1) / u * u;
 	partial_bytes = pl.ranges > 1 ? (size_t)pl.tiles * pl.ranges * THREADS * NT * 16 : 0;
-	y_bytes = (size_t)pad * yblock<NT>::BYTES;
+	y_bytes = (size_t)pad * yblock<NT, NV>::BYTES;
 	ret = workspace(cd, pl.tiles, partial_bytes + y_bytes, &pl.count, &rest);
 	if (ret)
 		return ret;
@@ -621,21 +726,30 @@ int launch_nt(struct cuda_device *cd, const struct sm90_skinny_args &p)
 	 * carveout the SMs running it took none of them (114 of 132 SMs used
 	 * at M = 16, by %smid).
 	 */
-	ret = sm90_prefer_shared(cd, skinny_prep_kernel<NT>, &prep_configured);
+	ret = sm90_prefer_shared(cd, skinny_prep_kernel<NT, NV>, &prep_configured);
 	if (ret)
 		return ret;
-	skinny_prep_kernel<NT><<<(threads + 255) / 256, 256, 0, cd->stream>>>(
+	skinny_prep_kernel<NT, NV><<<(threads + 255) / 256, 256, 0, cd->stream>>>(
 		p.y, p.blocks, pad, (uint8_t *)pl.yfrag);
-	return launch_ex<NT>(cd, p, pl);
+	if constexpr (NV)
+		return launch_inst<SM90_E2M1, SM90_E2M1, NT, true>(cd, p, pl);
+	else
+		return launch_ex<NT>(cd, p, pl);
+}
+
+template <bool NV>
+int launch_nv(struct cuda_device *cd, const struct sm90_skinny_args &p)
+{
+	if (p.y.rows <= 8)
+		return launch_nt<1, NV>(cd, p);
+	if (p.y.rows <= 16)
+		return launch_nt<2, NV>(cd, p);
+	return launch_nt<4, NV>(cd, p);
 }
 
 } /* namespace */
 
 int sm90_launch_skinny(struct cuda_device *cd, const struct sm90_skinny_args &p)
 {
-	if (p.y.rows <= 8)
-		return launch_nt<1>(cd, p);
-	if (p.y.rows <= 16)
-		return launch_nt<2>(cd, p);
-	return launch_nt<4>(cd, p);
+	return p.nvfp4 ? launch_nv<true>(cd, p) : launch_nv<false>(cd, p);
 }

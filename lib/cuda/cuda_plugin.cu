@@ -471,8 +471,9 @@ static const struct mxa_kernel cuda_kernels[] = {
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 	},
 	/* K_SM90_SKINNY ... K_SM90_FP8_QUAD: the native GEMM's paths. */
-	SM90_KERNEL("cuda-mx-sm90-skinny", SM90_PATH_SKINNY,
-		    "native MX GEMM for M <= 32 (decode): the skinny kernel streams B once with split K, mma on exact fp16 operands with per-32 scale promotion (Documentation/cuda.rst)"),
+	SM90_KERNEL_SCALES("cuda-mx-sm90-skinny", SM90_PATH_SKINNY,
+			   MXA_KERNEL_SCALES(MXA_SCALE_E8M0) | MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+			   "native MX GEMM for M <= 32 (decode): the skinny kernel streams B once with split K, mma on exact fp16 operands with per-32 scale promotion; NVFP4 x NVFP4 with K a multiple of 32, per-16 promotion by the exact product of the UE4M3 scales (Documentation/cuda.rst)"),
 	SM90_KERNEL_SCALES("cuda-mx-sm90-decode", SM90_PATH_DECODE,
 			   MXA_KERNEL_SCALES(MXA_SCALE_E8M0) | MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 			   "native MX GEMM for 16 < M <= 64: the decode kernel, TMA + wgmma on bf16 operands with the per-32 scales folded in exactly; the fp8 kernel for tiles that cannot be folded; NVFP4 x NVFP4 for M <= 64, UE4M3 scales folded exactly (Documentation/cuda.rst)"),

@@ -578,6 +578,13 @@ struct sm90_skinny_args {
 	float post;			/* 2^(fa + fb) of the e4m3 re-encoding */
 	/* x's scales can be read four blocks at a time (4-byte aligned). */
 	int x_scale_words;
+	/*
+	 * NVFP4 x NVFP4 (both operands' scales UE4M3 per 16, K a multiple
+	 * of 32): C = acc * post * t1 * t2, t1 and t2 from the tensor scales
+	 * (sm90_nvfp4_factors()).
+	 */
+	int nvfp4;
+	float t1, t2;
 };
 
 int sm90_launch_skinny(struct cuda_device *cd, const struct sm90_skinny_args &p);

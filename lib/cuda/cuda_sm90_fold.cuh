@@ -144,6 +144,23 @@ static __device__ __forceinline__ uint32_t ue4m3_multiplier(uint32_t code, uint3
 	return h | (h << 16);
 }
 
+/*
+ * Two UE4M3 (float8_e4m3fn) scale bytes (bits 0-7, 8-15) as fp32: through
+ * fp16, exact both ways (e4m3's subnormals are fp16 normals), NaN (0x7f,
+ * 0xff) kept, a sign bit kept as the exact reference reads it.
+ */
+static __device__ __forceinline__ float2 ue4m3x2_to_f32(uint32_t s)
+{
+	uint32_t h2;
+	float lo, hi;
+
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\n"
+	    "cvt.rn.f16x2.e4m3x2 %0, l;\n}" : "=r"(h2) : "r"(s));
+	asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\n"
+	    "cvt.f32.f16 %0, l;\ncvt.f32.f16 %1, h;\n}" : "=f"(lo), "=f"(hi) : "r"(h2));
+	return make_float2(lo, hi);
+}
+
 template <int R> static __device__ __forceinline__ void fence_u32(uint32_t *r)
 {
 #pragma unroll

@@ -18,10 +18,11 @@
  *   and small grids.
  * - The fp8 kernel alone runs every shape (rank below the others); its
  *   single-partial and four-warpgroup tilings for M > 64 only when forced.
- * - NVFP4 x NVFP4 (UE4M3 scales on both sides): decode for M <= 64 (it
- *   reads B's packed codes once), bf16-ss for every M (the only one for
- *   M > 64); the skinny and fp8 kernels take E8M0 only.  Mixed NVFP4 x MX:
- *   no native path.
+ * - NVFP4 x NVFP4 (UE4M3 scales on both sides): skinny for M <= 32 with
+ *   K a multiple of 32 (its spans hold two NVFP4 blocks), decode for
+ *   M <= 64 (it reads B's packed codes once), bf16-ss for every M (the
+ *   only one for M > 64); the fp8 kernel takes E8M0 only.  Mixed NVFP4 x
+ *   MX: no native path.
  *
  * M is desc->m: the kernels see A's rows (job->a.rows), the same number.
  */
@@ -51,13 +52,19 @@ const char *cuda_sm90_path_reject(struct cuda_device *cd,
 	(void)cd;
 	/*
 	 * NVFP4: the bf16-ss kernel at every M (its pre-pass folds UE4M3),
-	 * the decode kernel for M <= 64 (it folds them in registers).
+	 * the decode kernel for M <= 64 (it folds them in registers), the
+	 * skinny kernel for M <= 32 (it promotes per block of 16).
 	 */
 	if (nv_a || nv_b) {
-		if (path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE)
-			return "NVFP4 (UE4M3 scales) runs on cuda-mx-sm90-bf16-ss and -decode only";
+		if (path != SM90_PATH_BF16_SS && path != SM90_PATH_DECODE &&
+		    path != SM90_PATH_SKINNY)
+			return "NVFP4 (UE4M3 scales) runs on cuda-mx-sm90-skinny, -decode and -bf16-ss only";
 		if (nv_a != nv_b)
 			return "mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)";
+		if (path == SM90_PATH_SKINNY)
+			return d->m > SM90_SKINNY_M ? "the skinny kernel runs M <= 32 only" :
+			       d->k % 32 ? "the skinny kernel takes NVFP4 with K a multiple of 32 only" :
+			       NULL;
 		return path == SM90_PATH_DECODE && d->m > 64 ?
 		       "the decode kernel runs M <= 64 only" : NULL;
 	}
@@ -85,9 +92,9 @@ int cuda_sm90_path_rank(struct cuda_device *cd, const struct mxa_op_desc *d,
 	enum mxa_elem ex = d->n > d->m ? d->b_elem : d->a_elem;
 	bool fp8_x = ex == MXA_ELEM_E4M3 || ex == MXA_ELEM_E5M2;
 
-	/* NVFP4: decode (B read once) where it runs, else bf16-ss. */
+	/* NVFP4: skinny, then decode (B read once) where they run, else bf16-ss. */
 	if (d->a_scale_type == MXA_SCALE_UE4M3)
-		return path == SM90_PATH_DECODE ? 30 : 21;
+		return path == SM90_PATH_SKINNY ? 40 : path == SM90_PATH_DECODE ? 30 : 21;
 	switch (path) {
 	case SM90_PATH_SKINNY:
 		return 40;
