@@ -379,6 +379,8 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	s.post = ldexpf(1.0f, sm90_shift_of(x->elem) + sm90_shift_of(y->elem));
 	s.nvfp4 = x->scale_type == MXA_SCALE_UE4M3;
 	s.t1 = s.t2 = 1.0f;
+	s.group_row = s.group_status = NULL;
+	s.group_n = 0;
 	if (s.nvfp4) {
 		/* Scales per 16: the swizzled layout's tiles of 4 such blocks. */
 		s.x.swz_tiles = s.y.swz_tiles = (x->cols / 16 + 3) / 4;

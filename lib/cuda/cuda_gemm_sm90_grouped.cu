@@ -776,14 +776,97 @@ int launch_2d_3d_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 	return ret;
 }
 
-} /* namespace */
+/*
+ * 2d x 3d with few rows of A in all (total M <= 32, a decode step of a
+ * mixture of experts): the skinny kernel over the stack of every group's
+ * B as one matrix (count x N rows, streamed once) against all of A, each
+ * result stored only where the row of A is in the group of that row of B
+ * (the schedule's first rows).  Per-group swizzled scales are gathered to
+ * plain ones first (the kernel reads scales in place by one stride).
+ */
+int launch_2d_3d_skinny(struct cuda_device *cd, const struct mxa_job *job,
+			const struct sm90_groups &g, const uint32_t *status)
+{
+	const struct mxa_matrix *a = &job->a;
+	const uint32_t block = mxa__block(a), blocks = a->cols / block;
+	struct mxa_matrix ms[2] = { job->b, job->a };	/* x, y */
+	struct sm90_mx_operand ops[2];
+	void *scr[2] = { NULL, NULL }, *xscratch = NULL;
+	struct sm90_skinny_args s;
+	const uint8_t *xd;
+	uint64_t xs;
+	int ret, i;
+
+	ms[0].rows = g.count * g.n;
+	ret = sm90_aligned_data(cd, &ms[0], &xd, &xs, &xscratch);
+	if (ret)
+		return ret;
+	ops[0] = sm90_mx_operand_of(&ms[0], xd, xs);
+	ops[1] = sm90_mx_operand_of(&ms[1], cuda_ptr(a->data, a->data_offset),
+				    mxa__data_stride(a));
+	for (i = 0; i < 2 && !ret; i++) {
+		const struct mxa_matrix *m = &ms[i];
+		struct scales_args sa;
+		cudaError_t e;
+
+		ops[i].swz_tiles = (blocks + 3) / 4;
+		if (m->scale_layout != MXA_LAYOUT_SWIZZLED)
+			continue;
+		e = cudaMallocAsync(&scr[i], (size_t)m->rows * blocks, cd->stream);
+		if (e != cudaSuccess) {
+			ret = cuda_fail(e, "cuda-grouped-sm90-skinny: scale scratch");
+			break;
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.scale = cuda_ptr(m->scale, m->scale_offset);
+		sa.rows = m->rows;
+		sa.blocks = blocks;
+		sa.swz_tiles = (blocks + 3) / 4;
+		sa.swizzled = 1;
+		sa.by_rows = i == 1;
+		sa.n = g.n;
+		sa.g = g;
+		sa.status = status;
+		sa.out = (uint8_t *)scr[i];
+		plain_scales_kernel<<<dim3(1, m->rows < 65535 ? m->rows : 65535), 128, 0,
+				      cd->stream>>>(sa);
+		ops[i].scale = sa.out;
+		ops[i].scale_stride = blocks;
+		ops[i].swizzled = 0;
+	}
+	if (!ret) {
+		memset(&s, 0, sizeof(s));
+		s.x = ops[0];
+		s.y = ops[1];
+		s.blocks = a->cols / 32;
+		s.out = sm90_c_of(job);
+		s.x_scale_words = !((uintptr_t)s.x.scale & 3) &&
+				  (s.x.swizzled || !(s.x.scale_stride & 3));
+		s.post = ldexpf(1.0f, sm90_shift_of(ms[0].elem) + sm90_shift_of(ms[1].elem));
+		s.nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
+		s.t1 = s.t2 = 1.0f;
+		if (s.nvfp4)
+			sm90_nvfp4_factors(&job->a, &job->b, &s.t1, &s.t2);
+		s.group_row = g.row_start;
+		s.group_status = status;
+		s.group_n = g.n;
+		ret = sm90_launch_skinny(cd, s);
+	}
+	for (i = 0; i < 2; i++)
+		if (scr[i])
+			cudaFreeAsync(scr[i], cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	return ret;
+}
 
 /*
  * 2d x 3d: the schedule pass over the device-side offsets, then the MX or
  * the NVFP4 kernels over every group's tiles (both operands' scales of
- * one type: cuda_plugin.cu refuses mixed ones); 2d x 2d by launch_2d_2d().
+ * one type: cuda_plugin.cu refuses mixed ones), or with skinny the
+ * skinny kernel over the whole stack.
  */
-int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 {
 	const struct mxa_grouped *gr = &job->groups;
 	const struct mxa_matrix *a = &job->a;
@@ -800,12 +883,6 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 	cudaError_t e;
 	int ret;
 
-	if (cuda_sm90_reject(cd))
-		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
-	if (a->scale_type != job->b.scale_type)
-		return cuda_err(-EINVAL, "cuda-grouped-sm90: mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)");
-	if (gr->kind == MXA_GROUP_2D_2D)
-		return launch_2d_2d(cd, job);
 	if (list_max > INT32_MAX)
 		return cuda_err(-EOVERFLOW,
 				"cuda-grouped-sm90: %llu tiles of 128 x 256 (total M = %u + %u groups, N = %u) are more than one grid holds",
@@ -847,7 +924,8 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 	sp.status = (uint32_t *)sched;
 	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
 
-	ret = nvfp4 ? launch_2d_3d_nvfp4(cd, job, g, tiles_m, tiles_n, sp.status) :
+	ret = skinny ? launch_2d_3d_skinny(cd, job, g, sp.status) :
+	      nvfp4 ? launch_2d_3d_nvfp4(cd, job, g, tiles_m, tiles_n, sp.status) :
 		      launch_2d_3d_mx(cd, job, g, tiles_m, tiles_n, sp.status);
 	/*
 	 * The verdict on the offsets, where the call waits for the stream
@@ -871,4 +949,46 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 	}
 	cudaFreeAsync(sched, cd->stream);
 	return ret;
+}
+
+} /* namespace */
+
+int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
+{
+	if (cuda_sm90_reject(cd))
+		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
+	if (job->a.scale_type != job->b.scale_type)
+		return cuda_err(-EINVAL, "cuda-grouped-sm90: mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)");
+	if (job->groups.kind == MXA_GROUP_2D_2D)
+		return launch_2d_2d(cd, job);
+	return launch_2d_3d(cd, job, false);
+}
+
+int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const char *no = cuda_grouped_skinny_reject(cd, job->a.rows, job->a.cols,
+						    job->a.scale_type, job->b.scale_type);
+
+	if (no)
+		return cuda_err(-EINVAL, "cuda-grouped-sm90-skinny: %s", no);
+	/* Each K group is a dense GEMM: the skinny path where M <= 32. */
+	if (job->groups.kind == MXA_GROUP_2D_2D)
+		return launch_2d_2d(cd, job);
+	return launch_2d_3d(cd, job, true);
+}
+
+const char *cuda_grouped_skinny_reject(struct cuda_device *cd, uint32_t m, uint32_t k,
+				       enum mxa_scale_type sa, enum mxa_scale_type sb)
+{
+	const char *no = cuda_sm90_reject(cd);
+
+	if (no)
+		return no;
+	if (sa != sb)
+		return "mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)";
+	if (m > SM90_SKINNY_M)
+		return "M <= 32 only (2d x 3d: A's rows of all groups; a decode step)";
+	if (sa == MXA_SCALE_UE4M3 && k % 32)
+		return "NVFP4 with K a multiple of 32 only";
+	return NULL;
 }

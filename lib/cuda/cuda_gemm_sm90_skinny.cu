@@ -574,16 +574,27 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 	if (ranges > 1 &&
 	    !splitk_ordered_sum<NT, THREADS>(acc, (float4 *)partial, count, tile, ranges, part))
 		return;
+	if (p.group_row && *(volatile const uint32_t *)p.group_status)
+		return;
 #pragma unroll
 	for (int j = 0; j < NT; j++) {
 		for (int e = 0; e < 4; e++) {
-			const uint32_t i = r0 + (e >= 2 ? 8 : 0);
+			uint32_t i = r0 + (e >= 2 ? 8 : 0);
 			const uint32_t c = 8 * j + 2 * t + (e & 1);
 
-			if (i < p.x.rows && c < p.y.rows)
-				store_c_value(p.out, (uint64_t)c * p.out.stride + i,
-					      NV ? acc[j][e] * p.post * p.t1 * p.t2 :
-						   acc[j][e] * p.post);
+			if (i >= p.x.rows || c >= p.y.rows)
+				continue;
+			/* Grouped: only the rows of A in this row of B's group. */
+			if (p.group_row) {
+				const uint32_t gr = i / p.group_n;
+
+				if (c < p.group_row[gr] || c >= p.group_row[gr + 1])
+					continue;
+				i -= gr * p.group_n;
+			}
+			store_c_value(p.out, (uint64_t)c * p.out.stride + i,
+				      NV ? acc[j][e] * p.post * p.t1 * p.t2 :
+					   acc[j][e] * p.post);
 		}
 	}
 #endif

@@ -155,6 +155,13 @@ int cuda_launch_gemm_grouped_exact(struct cuda_device *cd,
 int cuda_exact_fault_take(struct cuda_device *cd);
 /* cuda_gemm_sm90_grouped.cu: the native grouped GEMM. */
 int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job);
+/*
+ * cuda-grouped-sm90-skinny: M <= 32 (2d x 3d: A's rows of all groups) on
+ * the skinny kernel; the reject() of its table entry (NULL: it runs).
+ */
+int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job *job);
+const char *cuda_grouped_skinny_reject(struct cuda_device *cd, uint32_t m, uint32_t k,
+				       enum mxa_scale_type sa, enum mxa_scale_type sb);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

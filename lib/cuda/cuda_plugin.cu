@@ -388,6 +388,13 @@ static const char *reject_grouped(struct mxa_device *dev,
 	       NULL;
 }
 
+static const char *reject_grouped_skinny(struct mxa_device *dev,
+					 const struct mxa_op_desc *desc)
+{
+	return cuda_grouped_skinny_reject(cuda_dev(dev), desc->m, desc->k,
+					  desc->a_scale_type, desc->b_scale_type);
+}
+
 static const char *reject_cublas(struct mxa_device *dev,
 				 const struct mxa_op_desc *desc)
 {
@@ -419,6 +426,7 @@ enum {
 	K_GROUPED_EXACT,
 	K_WEIGHT_ONLY,
 	K_SM90_GROUPED,
+	K_SM90_GROUPED_SKINNY,
 };
 
 /*
@@ -549,6 +557,17 @@ static const struct mxa_kernel cuda_kernels[] = {
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = reject_grouped,
 	},
+	{	/* K_SM90_GROUPED_SKINNY */
+		.name = "cuda-grouped-sm90-skinny",
+		.summary = "native grouped GEMM for M <= 32 (an MoE decode step): 2d x 3d by the skinny kernel over every group's B as one stream (read once), each result kept where its row of A is in that B's group, offsets checked on the GPU; 2d x 2d as cuda-grouped-sm90 (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM_GROUPED,
+		.native = true,
+		.exact = false,
+		.rank = 30,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.reject = reject_grouped_skinny,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -581,6 +600,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_weight_only(cd, &w->job);
 	case K_SM90_GROUPED:
 		return cuda_launch_gemm_grouped_sm90(cd, &w->job);
+	case K_SM90_GROUPED_SKINNY:
+		return cuda_launch_gemm_grouped_skinny(cd, &w->job);
 	}
 	return -EINVAL;
 }

@@ -585,6 +585,16 @@ struct sm90_skinny_args {
 	 */
 	int nvfp4;
 	float t1, t2;
+	/*
+	 * Grouped 2d x 3d (cuda-grouped-sm90-skinny): x is the stack of
+	 * every group's B (group_n rows each) and y all of A; row r of x
+	 * belongs to group r / group_n, whose rows of A are [group_row[g],
+	 * group_row[g + 1]) (the schedule pass's), and only those results
+	 * are stored, in column r % group_n; nothing is stored when
+	 * *group_status is non-zero (malformed offsets).  NULL: dense.
+	 */
+	const uint32_t *group_row, *group_status;
+	uint32_t group_n;
 };
 
 int sm90_launch_skinny(struct cuda_device *cd, const struct sm90_skinny_args &p);
