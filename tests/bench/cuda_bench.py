@@ -40,7 +40,9 @@ WO_RECIPES = ("mxfp4", "nvfp4", "mxfp8")
 GROUPED_RECIPES = ("mxfp8", "nvfp4")
 # Grouped (MoE): (kind, groups, M, N, K); 2d_3d splits M, 2d_2d splits K.
 GROUPED = [("2d_3d", 8, 16384, 4096, 4096), ("2d_3d", 32, 32768, 2048, 7168),
-           ("2d_2d", 8, 4096, 4096, 16384)]
+           ("2d_2d", 8, 4096, 4096, 16384),
+           # decode steps: a few tokens over the experts
+           ("2d_3d", 8, 32, 14336, 4096), ("2d_3d", 64, 16, 7168, 2048)]
 # The tensor scales cuda_bench gives NVFP4 A and B.
 NV_TS_A, NV_TS_B = 0.5, 0.25
 
