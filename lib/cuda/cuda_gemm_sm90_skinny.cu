@@ -387,6 +387,22 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int g = lane / 4, t = lane % 4;
 	const uint32_t row0 = tile * ROWS, wrow = row0 + warp * 16, r0 = wrow + g;
+	/*
+	 * The n-tiles of 8 rows of Y this tile needs: all, or grouped only
+	 * those holding rows of A in the groups of its rows of X (a decode
+	 * step's group has a few); the others' results would be discarded.
+	 * The schedule pass finished before the pre-pass began.
+	 */
+	int jlo = 0, jhi = NT - 1;
+
+	if (p.group_row) {
+		const uint32_t last = min(row0 + ROWS, p.x.rows) - 1;
+		const uint32_t y0 = p.group_row[row0 / p.group_n];
+		const uint32_t y1 = p.group_row[last / p.group_n + 1];
+
+		jlo = (int)(y0 / 8);
+		jhi = y1 > y0 ? (int)((y1 - 1) / 8) : -1;
+	}
 	uint8_t *ring = smem + warp * STAGES * STAGE_BYTES;
 	uint8_t *ys = smem + RING_BYTES;
 	uint8_t *xs = ys + pad * L::BYTES;
@@ -496,6 +512,8 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 				to_f16<EX>(vb, fb);
 #pragma unroll
 				for (int j = 0; j < NT; j++) {
+					if (j < jlo || j > jhi)
+						continue;
 					const float4 s = sy[j];
 					uint32_t y[4];
 					float d0[4], d1[4];
@@ -546,6 +564,8 @@ skinny_kernel(const struct sm90_skinny_args p, const uint8_t *yfrag, uint32_t ra
 				}
 #pragma unroll
 				for (int j = 0; j < NT; j++) {
+					if (j < jlo || j > jhi)
+						continue;
 					const float2 s = sy[j];
 					uint32_t y[4];
 					float d[4];
