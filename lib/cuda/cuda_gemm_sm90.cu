@@ -371,21 +371,9 @@ int launch_skinny(struct cuda_device *cd, const struct mxa_job *job)
 	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
 	if (ret)
 		return ret;
-	s.x = sm90_mx_operand_of(x, xd, xs);
-	s.y = sm90_mx_operand_of(y, cuda_ptr(y->data, y->data_offset), mxa__data_stride(y));
-	s.blocks = x->cols / 32;
-	s.out = sm90_c_of(job);
-	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
-	s.post = ldexpf(1.0f, sm90_shift_of(x->elem) + sm90_shift_of(y->elem));
-	s.nvfp4 = x->scale_type == MXA_SCALE_UE4M3;
-	s.t1 = s.t2 = 1.0f;
-	s.group_row = s.group_status = NULL;
-	s.group_n = 0;
-	if (s.nvfp4) {
-		/* Scales per 16: the swizzled layout's tiles of 4 such blocks. */
-		s.x.swz_tiles = s.y.swz_tiles = (x->cols / 16 + 3) / 4;
-		sm90_nvfp4_factors(&job->a, &job->b, &s.t1, &s.t2);
-	}
+	s = sm90_skinny_args_of(job, sm90_mx_operand_of(x, xd, xs),
+				sm90_mx_operand_of(y, cuda_ptr(y->data, y->data_offset),
+						   mxa__data_stride(y)));
 	ret = sm90_launch_skinny(cd, s);
 	if (xscratch)
 		cudaFreeAsync(xscratch, cd->stream);
@@ -456,6 +444,8 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 	uint32_t xpad, ypad;
 	CUtensorMap maps[4];	/* A, B and their K-major scales */
 	struct sm90_fp8_params p;
+	struct mxa_op_desc desc;
+	const char *no;
 	int ret;
 
 	ret = check_env();
@@ -463,24 +453,18 @@ int cuda_launch_gemm_sm90(struct cuda_device *cd, const struct mxa_job *job,
 		return ret;
 	if (cuda_sm90_reject(cd))
 		return cuda_err(-EOPNOTSUPP, "cuda-mx-sm90: %s", cuda_sm90_reject(cd));
+	/* The table's predicates, again: a forced path runs inside its range only. */
+	desc = sm90_desc_of(job);
+	no = cuda_sm90_path_reject(cd, &desc, path);
+	if (no)
+		return cuda_err(-EINVAL, "cuda-mx-sm90: path %d at M = %u, K = %u: %s",
+				(int)path, job->a.rows, job->a.cols, no);
 	/* NVFP4: skinny, decode or bf16-ss; both UE4M3 (cuda_sm90_select.cu). */
-	if (job->a.scale_type == MXA_SCALE_UE4M3 || job->b.scale_type == MXA_SCALE_UE4M3) {
-		const bool skinny = path == SM90_PATH_SKINNY;
-
-		if ((path != SM90_PATH_BF16_SS && !decode && !skinny) ||
-		    job->a.scale_type != job->b.scale_type || (decode && !small) ||
-		    (skinny && (job->a.rows > SM90_SKINNY_M || job->a.cols % 32)))
-			return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run these scale types at M = %u, K = %u",
-					(int)path, job->a.rows, job->a.cols);
-		if (skinny)
+	if (job->a.scale_type == MXA_SCALE_UE4M3) {
+		if (path == SM90_PATH_SKINNY)
 			return launch_skinny(cd, job);
 		return decode ? launch_nvfp4_decode(cd, job) : launch_nvfp4(cd, job);
 	}
-	/* The table's predicates keep every path inside its range. */
-	if ((path == SM90_PATH_SKINNY && job->a.rows > SM90_SKINNY_M) ||
-	    ((bf16 || cfg == 1 || cfg == 2) && small) || (decode && !small))
-		return cuda_err(-EINVAL, "cuda-mx-sm90: path %d cannot run M = %u",
-				(int)path, job->a.rows);
 	if (path == SM90_PATH_SKINNY)
 		return launch_skinny(cd, job);
 	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);

@@ -266,6 +266,32 @@ __global__ void plain_scales_kernel(const struct scales_args p)
 	}
 }
 
+/*
+ * Queue the gather of m's per-group swizzled scales (m->rows x blocks;
+ * A's groups by rows, else the stack of n-row matrices) into plain ones
+ * at out, row after row; nothing runs for malformed offsets (status).
+ */
+void gather_plain_scales(struct cuda_device *cd, const struct mxa_matrix *m, uint32_t blocks,
+			 bool by_rows, const struct sm90_groups &g, const uint32_t *status,
+			 uint8_t *out)
+{
+	const uint32_t rows = m->rows;
+	struct scales_args sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.scale = cuda_ptr(m->scale, m->scale_offset);
+	sa.rows = rows;
+	sa.blocks = blocks;
+	sa.swz_tiles = (blocks + 3) / 4;
+	sa.swizzled = 1;
+	sa.by_rows = by_rows;
+	sa.n = g.n;
+	sa.g = g;
+	sa.status = status;
+	sa.out = out;
+	plain_scales_kernel<<<dim3(1, rows < 65535 ? rows : 65535), 128, 0, cd->stream>>>(sa);
+}
+
 /* The tiles the bf16 kernel left: read in place, one C element per step. */
 struct fallback_args {
 	const uint8_t *a, *b;		/* codes, A and the B stack */
@@ -444,20 +470,9 @@ int best_path(struct cuda_device *cd, const struct mxa_job *sub, enum sm90_path 
 		SM90_PATH_SKINNY, SM90_PATH_DECODE, SM90_PATH_BF16, SM90_PATH_BF16_SS,
 		SM90_PATH_FP8,
 	};
-	struct mxa_op_desc d;
+	const struct mxa_op_desc d = sm90_desc_of(sub);
 	int best = -1, r;
 
-	memset(&d, 0, sizeof(d));
-	d.op = MXA_OP_GEMM;
-	d.a_elem = sub->a.elem;
-	d.b_elem = sub->b.elem;
-	d.dtype = sub->dense.dtype;
-	d.a_scale_type = sub->a.scale_type;
-	d.b_scale_type = sub->b.scale_type;
-	d.m = sub->a.rows;
-	d.n = sub->b.rows;
-	d.k = sub->a.cols;
-	d.flags = sub->flags;
 	for (unsigned int i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		if (cuda_sm90_path_reject(cd, &d, paths[i]))
 			continue;
@@ -728,22 +743,10 @@ int launch_2d_3d_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 		pp.out = (uint8_t *)scratch + bf_at[i];
 		pp.row_nan = (uint32_t *)(i ? p.rmax_b : p.rmax_a);
 		if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
-			struct scales_args sa;
+			uint8_t *plain = (uint8_t *)scratch + sc_at[i];
 
-			memset(&sa, 0, sizeof(sa));
-			sa.scale = cuda_ptr(m->scale, m->scale_offset);
-			sa.rows = m->rows;
-			sa.blocks = blocks;
-			sa.swz_tiles = kt;
-			sa.swizzled = 1;
-			sa.by_rows = i == 0;
-			sa.n = g.n;
-			sa.g = g;
-			sa.status = status;
-			sa.out = (uint8_t *)scratch + sc_at[i];
-			plain_scales_kernel<<<dim3(1, m->rows < 65535 ? m->rows : 65535),
-					      128, 0, cd->stream>>>(sa);
-			pp.scale = sa.out;
+			gather_plain_scales(cd, m, blocks, i == 0, g, status, plain);
+			pp.scale = plain;
 			pp.scale_stride = blocks;
 		} else {
 			pp.scale = cuda_ptr(m->scale, m->scale_offset);
@@ -788,7 +791,7 @@ int launch_2d_3d_skinny(struct cuda_device *cd, const struct mxa_job *job,
 			const struct sm90_groups &g, const uint32_t *status)
 {
 	const struct mxa_matrix *a = &job->a;
-	const uint32_t block = mxa__block(a), blocks = a->cols / block;
+	const uint32_t blocks = a->cols / mxa__block(a);
 	struct mxa_matrix ms[2] = { job->b, job->a };	/* x, y */
 	struct sm90_mx_operand ops[2];
 	void *scr[2] = { NULL, NULL }, *xscratch = NULL;
@@ -805,48 +808,22 @@ int launch_2d_3d_skinny(struct cuda_device *cd, const struct mxa_job *job,
 	ops[1] = sm90_mx_operand_of(&ms[1], cuda_ptr(a->data, a->data_offset),
 				    mxa__data_stride(a));
 	for (i = 0; i < 2 && !ret; i++) {
-		const struct mxa_matrix *m = &ms[i];
-		struct scales_args sa;
 		cudaError_t e;
 
-		ops[i].swz_tiles = (blocks + 3) / 4;
-		if (m->scale_layout != MXA_LAYOUT_SWIZZLED)
+		if (ms[i].scale_layout != MXA_LAYOUT_SWIZZLED)
 			continue;
-		e = cudaMallocAsync(&scr[i], (size_t)m->rows * blocks, cd->stream);
+		e = cudaMallocAsync(&scr[i], (size_t)ms[i].rows * blocks, cd->stream);
 		if (e != cudaSuccess) {
 			ret = cuda_fail(e, "cuda-grouped-sm90-skinny: scale scratch");
 			break;
 		}
-		memset(&sa, 0, sizeof(sa));
-		sa.scale = cuda_ptr(m->scale, m->scale_offset);
-		sa.rows = m->rows;
-		sa.blocks = blocks;
-		sa.swz_tiles = (blocks + 3) / 4;
-		sa.swizzled = 1;
-		sa.by_rows = i == 1;
-		sa.n = g.n;
-		sa.g = g;
-		sa.status = status;
-		sa.out = (uint8_t *)scr[i];
-		plain_scales_kernel<<<dim3(1, m->rows < 65535 ? m->rows : 65535), 128, 0,
-				      cd->stream>>>(sa);
-		ops[i].scale = sa.out;
+		gather_plain_scales(cd, &ms[i], blocks, i == 1, g, status, (uint8_t *)scr[i]);
+		ops[i].scale = (const uint8_t *)scr[i];
 		ops[i].scale_stride = blocks;
 		ops[i].swizzled = 0;
 	}
 	if (!ret) {
-		memset(&s, 0, sizeof(s));
-		s.x = ops[0];
-		s.y = ops[1];
-		s.blocks = a->cols / 32;
-		s.out = sm90_c_of(job);
-		s.x_scale_words = !((uintptr_t)s.x.scale & 3) &&
-				  (s.x.swizzled || !(s.x.scale_stride & 3));
-		s.post = ldexpf(1.0f, sm90_shift_of(ms[0].elem) + sm90_shift_of(ms[1].elem));
-		s.nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
-		s.t1 = s.t2 = 1.0f;
-		if (s.nvfp4)
-			sm90_nvfp4_factors(&job->a, &job->b, &s.t1, &s.t2);
+		s = sm90_skinny_args_of(job, ops[0], ops[1]);
 		s.group_row = g.row_start;
 		s.group_status = status;
 		s.group_n = g.n;
@@ -966,8 +943,8 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 
 int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job *job)
 {
-	const char *no = cuda_grouped_skinny_reject(cd, job->a.rows, job->a.cols,
-						    job->a.scale_type, job->b.scale_type);
+	const struct mxa_op_desc d = sm90_desc_of(job);
+	const char *no = cuda_grouped_skinny_reject(cd, &d);
 
 	if (no)
 		return cuda_err(-EINVAL, "cuda-grouped-sm90-skinny: %s", no);
@@ -977,18 +954,10 @@ int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job
 	return launch_2d_3d(cd, job, true);
 }
 
-const char *cuda_grouped_skinny_reject(struct cuda_device *cd, uint32_t m, uint32_t k,
-				       enum mxa_scale_type sa, enum mxa_scale_type sb)
+/* The dense skinny path's range: M (2d x 3d: A's rows of all groups) <= 32. */
+const char *cuda_grouped_skinny_reject(struct cuda_device *cd, const struct mxa_op_desc *d)
 {
 	const char *no = cuda_sm90_reject(cd);
 
-	if (no)
-		return no;
-	if (sa != sb)
-		return "mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)";
-	if (m > SM90_SKINNY_M)
-		return "M <= 32 only (2d x 3d: A's rows of all groups; a decode step)";
-	if (sa == MXA_SCALE_UE4M3 && k % 32)
-		return "NVFP4 with K a multiple of 32 only";
-	return NULL;
+	return no ? no : cuda_sm90_path_reject(cd, d, SM90_PATH_SKINNY);
 }

@@ -160,8 +160,7 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
  * the skinny kernel; the reject() of its table entry (NULL: it runs).
  */
 int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job *job);
-const char *cuda_grouped_skinny_reject(struct cuda_device *cd, uint32_t m, uint32_t k,
-				       enum mxa_scale_type sa, enum mxa_scale_type sb);
+const char *cuda_grouped_skinny_reject(struct cuda_device *cd, const struct mxa_op_desc *d);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

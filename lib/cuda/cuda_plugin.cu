@@ -391,8 +391,7 @@ static const char *reject_grouped(struct mxa_device *dev,
 static const char *reject_grouped_skinny(struct mxa_device *dev,
 					 const struct mxa_op_desc *desc)
 {
-	return cuda_grouped_skinny_reject(cuda_dev(dev), desc->m, desc->k,
-					  desc->a_scale_type, desc->b_scale_type);
+	return cuda_grouped_skinny_reject(cuda_dev(dev), desc);
 }
 
 static const char *reject_cublas(struct mxa_device *dev,

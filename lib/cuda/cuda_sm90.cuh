@@ -648,6 +648,15 @@ struct sm90_c sm90_c_of(const struct mxa_job *job);
  */
 void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
 			float *t2);
+/* The job as a GEMM's op descriptor, for the paths' reject() and rank(). */
+struct mxa_op_desc sm90_desc_of(const struct mxa_job *job);
+/*
+ * The skinny kernel's arguments for C = A B^T with x (B's rows) and y
+ * (A's) as the kernel reads them; dense (no groups).
+ */
+struct sm90_skinny_args sm90_skinny_args_of(const struct mxa_job *job,
+					    const struct sm90_mx_operand &x,
+					    const struct sm90_mx_operand &y);
 /* One operand as the decode and skinny kernels read it. */
 struct sm90_mx_operand sm90_mx_operand_of(const struct mxa_matrix *m,
 					  const uint8_t *data, uint64_t stride);

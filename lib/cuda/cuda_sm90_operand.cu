@@ -393,3 +393,44 @@ void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, 
 		*t2 = big;
 	}
 }
+
+struct mxa_op_desc sm90_desc_of(const struct mxa_job *job)
+{
+	struct mxa_op_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.op = MXA_OP_GEMM;
+	d.a_elem = job->a.elem;
+	d.b_elem = job->b.elem;
+	d.dtype = job->dense.dtype;
+	d.a_scale_type = job->a.scale_type;
+	d.b_scale_type = job->b.scale_type;
+	d.m = job->a.rows;
+	d.n = job->b.rows;
+	d.k = job->a.cols;
+	d.flags = job->flags;
+	return d;
+}
+
+struct sm90_skinny_args sm90_skinny_args_of(const struct mxa_job *job,
+					    const struct sm90_mx_operand &x,
+					    const struct sm90_mx_operand &y)
+{
+	const struct mxa_matrix *b = &job->b;
+	struct sm90_skinny_args s;
+
+	memset(&s, 0, sizeof(s));
+	s.x = x;
+	s.y = y;
+	/* Scales per 32 or per 16: the swizzled layout's tiles of 4 blocks. */
+	s.x.swz_tiles = s.y.swz_tiles = (b->cols / mxa__block(b) + 3) / 4;
+	s.blocks = b->cols / 32;
+	s.out = sm90_c_of(job);
+	s.x_scale_words = !((uintptr_t)s.x.scale & 3) && (s.x.swizzled || !(s.x.scale_stride & 3));
+	s.post = ldexpf(1.0f, sm90_shift_of(job->b.elem) + sm90_shift_of(job->a.elem));
+	s.nvfp4 = b->scale_type == MXA_SCALE_UE4M3;
+	s.t1 = s.t2 = 1.0f;
+	if (s.nvfp4)
+		sm90_nvfp4_factors(&job->a, &job->b, &s.t1, &s.t2);
+	return s;
+}
