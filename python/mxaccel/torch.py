@@ -116,6 +116,26 @@ def _check_dense(fn, arg, t, dims=2):
               f"{t.shape[1]} (overlapping rows)")
 
 
+def _check_c(fn, c, shape, out_dtype):
+    """c, what a GEMM adds its result to: out_dtype and the result's shape."""
+    _check_dense(fn, "c", c, len(shape))
+    if tuple(c.shape) != shape or c.dtype != out_dtype:
+        _fail(fn, "c", f"expected a {out_dtype} tensor of shape {shape},"
+              f" got {c.dtype} {tuple(c.shape)}")
+
+
+def _result(c, shape, dtype, device, fill=None):
+    """A GEMM's result tensor and the call's flags: a copy of c to add to
+    (MXA_GEMM_ACCUMULATE; inputs are never written), else a new tensor,
+    filled with fill where given."""
+    if c is not None:
+        return c.clone(memory_format=torch.contiguous_format), \
+            _lib.GEMM_ACCUMULATE
+    if fill is None:
+        return torch.empty(shape, dtype=dtype, device=device), 0
+    return torch.full(shape, fill, dtype=dtype, device=device), 0
+
+
 def _check_qdata(fn, arg, t, r):
     """qdata of recipe r: returns K."""
     if not isinstance(t, torch.Tensor):
@@ -534,10 +554,7 @@ def _gemm_check(fn, a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
               "or torch.bfloat16)", TypeError)
     m = a_qdata.shape[0]
     if c is not None:
-        _check_dense(fn, "c", c)
-        if tuple(c.shape) != (m, n) or c.dtype != out_dtype:
-            _fail(fn, "c", f"expected a {out_dtype} tensor of shape {(m, n)},"
-                  f" got {c.dtype} {tuple(c.shape)}")
+        _check_c(fn, c, (m, n), out_dtype)
     _check_device(fn, [("a_qdata", a_qdata), ("a_scale", a_scale),
                        ("b_qdata", b_qdata), ("b_scale", b_scale), ("c", c),
                        ("a_tensor_scale", a_ts), ("b_tensor_scale", b_ts)])
@@ -558,12 +575,7 @@ def _gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor, a_recipe: str,
     p = _pref(fn, pref)
     ats = _tensor_scale_value(fn, "a_tensor_scale", ra, a_tensor_scale)
     bts = _tensor_scale_value(fn, "b_tensor_scale", rb, b_tensor_scale)
-    if c is None:
-        out = torch.empty((m, n), dtype=out_dtype, device=a_qdata.device)
-        flags = 0
-    else:
-        out = c.clone(memory_format=torch.contiguous_format)
-        flags = _lib.GEMM_ACCUMULATE
+    out, flags = _result(c, (m, n), out_dtype, a_qdata.device)
     with _Call(fn, a_qdata) as call:
         am = call.matrix("a", a_qdata, a_scale, ra, a_layout, k, ats)
         bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k, bts)
@@ -715,10 +727,7 @@ def _grouped_check(a_qdata, a_scale, a_recipe, a_layout, b_qdata, b_scale,
               "or torch.bfloat16)", TypeError)
     shape = (m, n) if three else (groups, m, n)
     if c is not None:
-        _check_dense(fn, "c", c, len(shape))
-        if tuple(c.shape) != shape or c.dtype != out_dtype:
-            _fail(fn, "c", f"expected a {out_dtype} tensor of shape {shape},"
-                  f" got {c.dtype} {tuple(c.shape)}")
+        _check_c(fn, c, shape, out_dtype)
     _check_device(fn, [("a_qdata", a_qdata), ("a_scale", a_scale),
                        ("b_qdata", b_qdata), ("b_scale", b_scale),
                        ("offs", offs), ("c", c), ("a_tensor_scale", a_ts),
@@ -787,14 +796,8 @@ def _grouped_gemm_op(a_qdata: torch.Tensor, a_scale: torch.Tensor,
         if not three and b_layout == "swizzled":
             _check_group_scale_size(fn, "b_scale", b_scale, sum(
                 _swizzled_bytes(n, s // rb.block_size) for s in sizes))
-    if c is None:
-        out = torch.full(shape, float("nan"), dtype=out_dtype,
-                         device=a_qdata.device) if unchecked else \
-            torch.empty(shape, dtype=out_dtype, device=a_qdata.device)
-        flags = 0
-    else:
-        out = c.clone(memory_format=torch.contiguous_format)
-        flags = _lib.GEMM_ACCUMULATE
+    out, flags = _result(c, shape, out_dtype, a_qdata.device,
+                         float("nan") if unchecked else None)
     with _Call(fn, a_qdata) as call:
         if _lib.gemm_grouped is None:
             raise UnsupportedError(
@@ -897,10 +900,7 @@ def _weight_only_check(a, b_qdata, b_scale, b_recipe, b_layout, out_dtype, c,
               "or torch.bfloat16)", TypeError)
     m, n = a.shape[0], b_qdata.shape[0]
     if c is not None:
-        _check_dense(fn, "c", c)
-        if tuple(c.shape) != (m, n) or c.dtype != out_dtype:
-            _fail(fn, "c", f"expected a {out_dtype} tensor of shape {(m, n)},"
-                  f" got {c.dtype} {tuple(c.shape)}")
+        _check_c(fn, c, (m, n), out_dtype)
     _check_device(fn, [("a", a), ("b_qdata", b_qdata), ("b_scale", b_scale),
                        ("c", c), ("b_tensor_scale", b_ts)])
     return rb, m, n, k
@@ -922,12 +922,7 @@ def _gemm_weight_only_op(a: torch.Tensor, b_qdata: torch.Tensor,
         raise UnsupportedError(f"mxaccel.{fn}: this libmxaccel "
                                f"({_lib.path}) has no mxa_gemm_weight_only",
                                -95)
-    if c is None:
-        out = torch.empty((m, n), dtype=out_dtype, device=a.device)
-        flags = 0
-    else:
-        out = c.clone(memory_format=torch.contiguous_format)
-        flags = _lib.GEMM_ACCUMULATE
+    out, flags = _result(c, (m, n), out_dtype, a.device)
     with _Call(fn, a) as call:
         ad = call.dense("a", a)
         bm = call.matrix("b", b_qdata, b_scale, rb, b_layout, k, bts)
