@@ -17,41 +17,47 @@
  *   by truncation, a = hi + mid + lo exactly (each piece keeps the next 8
  *   significant bits; all have a's sign), three mmas instead of one:
  *   free at decode, where the kernel waits for B's bytes;
- * - a pre-pass lays A out as the mma's B fragments (per 32 values of K,
- *   "span", per piece, per 8 rows of A, per lane: four bf16 pairs), rows
+ * - a pre-pass lays A out as the mma's B fragments (per slot, a span's
+ *   worth of K, per piece, per 8 rows of A, per lane: four bf16 pairs), rows
  *   past M and K as zeros, once per call; the main kernel is its
  *   programmatic dependent and starts loading B while it runs;
  * - each CTA takes 32 rows of B (16 per warp) and a range of spans; each
  *   warp loads its rows' codes and scales for U spans straight into
- *   registers, the next U while it computes these (e2m1: U = 16, 4 KB of
- *   B per warp in flight, for up to 16 rows of A), past L1 (read once:
+ *   registers, the next U while it computes these (e2m1: U = 8, 2 KB of
+ *   B per warp in flight, for up to 32 rows of A), past L1 (read once:
  *   L1 keeps A's fragments, which every CTA of the SM reads); A's
- *   fragments, where few (M <= 8 or 16), are loaded 2 or 4 spans before
+ *   fragments, where few (M <= 8 or 16), are loaded 2 or 4 slots before
  *   the mmas take them, into a ring of registers;
- * - within a scale block the order of k is free as long as both operands
- *   agree: for fp8/fp6 a thread takes 8 consecutive codes of a row (one
- *   8-byte load), for e2m1 4 codes from each half of the span, so that
- *   each mma stays inside one NVFP4 block of 16; the pre-pass lays A out
- *   to match (kperm());
- * - e2m1 loads whole spans: the 4 lanes of a row each load one span of
- *   four (16 bytes, one load; before, 2-byte loads, each touching 8 rows'
- *   lines, 6 load instructions per span and row pair) and one scale, then
- *   a 4 x 4 transpose across the lanes (fp4_quarters(): byte permutes,
- *   selects, 3 shuffles) and a shuffle of the decoded scales give each
- *   lane the same codes and scales as the 2-byte loads did: the sums are
- *   the same operations in the same order;
- * - each scale block's partial leaves the tensor cores on its own (from
- *   zero: the mmas of its pieces and halves) and is promoted with one
- *   fp32 fused multiply-add by the block's scale (E8M0: a power of two,
- *   exact; UE4M3: its fp32 value); the tensor scale multiplies once at the
- *   end, before C_in is added;
+ * - fp8/fp6 (slot = span): within a scale block the order of k is free
+ *   as long as both operands agree: a thread takes 8 consecutive codes of
+ *   a row (one 8-byte load) and the pre-pass lays A out to match
+ *   (kslot()); each block's partial leaves the tensor cores on its own
+ *   (from zero: the mmas of its pieces and halves) and is promoted with
+ *   one fp32 fused multiply-add by the block's E8M0 scale (a power of
+ *   two, exact);
+ * - e2m1 (windows of 4 spans): the 4 lanes of a row each load one whole
+ *   span of the window (16 bytes, one load) and its scale(s), and fold
+ *   the scale into the codes: the bf16 multiply that makes a code's bits
+ *   its value multiplies by the scale too, so an mma may sum codes of 4
+ *   spans (4 of each lane's span; slot q of the window takes codes
+ *   8q .. 8q + 7 of each).  MX: the 4 lanes agree on the row's largest
+ *   scale 2^sm in the window (two shuffles), each folds 2^(s - sm) (exact
+ *   bf16 normals while s >= sm - 125) and the slot's sum is promoted by
+ *   2^sm; NVFP4: each 16 codes fold their UE4M3 scale times 2^-8 (exact,
+ *   between 2^-18 and 10.5), promoted by 2^8.  One promotion per slot
+ *   (its mmas from zero): as many roundings as the MX path has, half as
+ *   many as NVFP4 had with a promotion per block.  Before, each lane took
+ *   4 codes of every span (a 4 x 4 transpose of the loaded spans across
+ *   the lanes, and the scales by shuffle): 87 instructions per span and
+ *   warp at M = 1, now 73 (34 of them the conversion);
+ * - the tensor scale multiplies once at the end, before C_in is added;
  * - when K is split, each CTA stores its partial tile and the last one of
  *   a tile (a counter per tile, which it resets) adds them in range order:
  *   results do not depend on timing.
  *
  * Special values follow the exact rules: NaN/Inf codes and A values are
  * bf16's own (Inf * 0 = NaN in the tensor cores), NaN scales give NaN
- * through the promotion.  For fp32 A an e5m2 Inf code meets the pieces
+ * through the promotion (fp8/fp6) or the folded multiplier (e2m1).  For fp32 A an e5m2 Inf code meets the pieces
  * mid and lo as 0 (hi alone carries a's sign and non-zero-ness: a zero
  * mid must not turn A * Inf into NaN).  Accuracy: Documentation/numerics.rst.
  */
@@ -78,27 +84,43 @@ constexpr uint32_t GROUP = 64;
 constexpr int CTAS_PER_SM = 8;
 
 /*
+ * CTAs per SM sharing the registers (__launch_bounds__): 8, 128 registers
+ * a thread; e2m1 with 64 rows of A, 4: its eight n-tiles' accumulators
+ * and A fragments spilled at 128 (0.278 ms at 64 x 28672 x 8192 MXFP4,
+ * 0.163 ms with 4 CTAs, H200).
+ */
+__host__ __device__ constexpr int ctas_per_sm(int e, int nt)
+{
+	return e == SM90_E2M1 && nt >= 8 ? 4 : CTAS_PER_SM;
+}
+
+/*
  * Spans (32 values of K) per iteration: 128 bytes of a row of codes;
- * e2m1 with up to 16 rows of A (few accumulators), 256: more of B in
- * flight per warp.  A multiple of 4 for e2m1 (its loads take 4 spans).
+ * e2m1 with up to 32 rows of A, 8 (two windows of 4 spans, 2 KB of B per
+ * warp in flight; 16 spans held 64 registers of loads and spilled).  A
+ * multiple of 4 for e2m1 (its windows).
  */
 __host__ __device__ constexpr uint32_t spans_per_iter(int e, int nt)
 {
-	return e == SM90_E2M1 ? (nt <= 2 ? 16 : nt <= 4 ? 8 : 4) : 4;
+	return e == SM90_E2M1 && nt <= 4 ? 8 : 4;
 }
 
 #ifdef SM90_CODE
 
 /*
- * The k (0..31 within a span) of half h of bf16 pair p (0..3) of lane
- * t (0..3): pairs 0 and 1 are the first mma's two registers, 2 and 3 the
- * second's.  fp8/fp6: the lane's 8 consecutive codes; e2m1: 4 codes of
- * each 16 (the first mma inside the first NVFP4 block, the second
- * inside the second).
+ * The k of half h of bf16 pair p (0..3) of lane t (0..3) in slot sp: a
+ * span's worth of the main loop's work, two mmas (pairs 0 and 1 are the
+ * first mma's two registers, 2 and 3 the second's).  fp8/fp6: slot sp is
+ * span sp, the lane's 8 consecutive codes of it.  e2m1: four slots make a
+ * window of four spans, lane t holds span 4 w + t of window w whole (one
+ * 16-byte load) and gives slot 4 w + q its codes 8 q .. 8 q + 7: an mma
+ * sums codes of four spans, whose scales are folded into the codes.
  */
-__host__ __device__ constexpr uint32_t kperm(bool fp4, uint32_t t, uint32_t p, uint32_t h)
+__host__ __device__ constexpr uint32_t kslot(bool fp4, uint32_t sp, uint32_t t, uint32_t p,
+					     uint32_t h)
 {
-	return fp4 ? 16 * (p / 2) + 4 * t + 2 * (p % 2) + h : 8 * t + 2 * p + h;
+	return fp4 ? 128 * (sp / 4) + 32 * t + 8 * (sp % 4) + 2 * p + h :
+		     32 * sp + 8 * t + 2 * p + h;
 }
 
 #endif /* SM90_CODE */
@@ -110,6 +132,7 @@ struct wo_args {
 	struct mxcore_geom geom;	/* B's geometry (scale positions) */
 	uint32_t n, m;			/* rows of B, of A */
 	uint32_t spans, blocks;		/* ceil(K / 32), K / block */
+	uint32_t slots;			/* A's fragments per group and piece: spans, e2m1 rounded up to 4 */
 	float post;			/* the tensor scale, else 1 */
 	struct sm90_c out;
 };
@@ -117,9 +140,9 @@ struct wo_args {
 struct wo_prep_args {
 	const uint8_t *a;		/* A's first row */
 	uint64_t stride;		/* bytes */
-	uint32_t m, k, spans, groups;
+	uint32_t m, k, slots, groups;
 	int bf16;			/* A is bf16 (one piece), else fp32 (three) */
-	int fp4;			/* kperm() of e2m1 */
+	int fp4;			/* kslot() of e2m1 */
 };
 
 #ifdef SM90_CODE
@@ -186,11 +209,13 @@ __host__ __device__ constexpr uint32_t bf16x2_pow2(int e)
  * the odd ones are there), the byte and a copy of its sign bit (prmt with
  * sign replication) shifted so that sign, exponent and mantissa land on
  * bf16's sign and lowest bits: the value times 2^-126, subnormal 0.5
- * included; one bf16x2 multiply by 2^126 makes it the value (exact).
+ * included; one bf16x2 multiply by mul (2^126 times the block's scale,
+ * fold_mx() / fold_nv()) makes it the value times the scale, exact where
+ * that is a bf16 normal.
  */
-__device__ __forceinline__ void e2m1x8_bf16(uint32_t v, uint32_t *f)
+__device__ __forceinline__ void e2m1x8_bf16(uint32_t v, uint32_t *f, uint32_t mul)
 {
-	const uint32_t v4 = v << 4, mul = bf16x2_pow2(126);
+	const uint32_t v4 = v << 4;
 
 	f[0] = bf16x2_mul((prmt2(v4, v, 0xc480) << 2) & 0x81c081c0u, mul);
 	f[1] = bf16x2_mul((prmt2(v4, v, 0xd591) << 2) & 0x81c081c0u, mul);
@@ -198,43 +223,52 @@ __device__ __forceinline__ void e2m1x8_bf16(uint32_t v, uint32_t *f)
 	f[3] = bf16x2_mul((prmt2(v4, v, 0xf7b3) << 2) & 0x81c081c0u, mul);
 }
 
-/* v[i] <- v[i ^ t] for i = 0..3 (t in 0..3), by selects. */
-__device__ __forceinline__ void xor_permute4(uint32_t *v, uint32_t t)
+/*
+ * The e2m1 fold of an MX window: each lane holds span 4 w + t of a row
+ * and its E8M0 scale sv; the four lanes of the row agree on the largest
+ * scale sm of the window (NaN, 0xff, aside) and each multiplies its codes
+ * by 2^(sv - sm) (times 2^126, e2m1x8_bf16()): *mul, the lane's bf16x2
+ * multiplier; the return value 2^(sm - 127), the row's promotion factor
+ * (fp32).  A code times 2^(sv - sm) is an exact bf16 normal where
+ * sv >= sm - 125; below, the bf16 multiply makes it a subnormal or 0 (a
+ * block 2^125 under the largest of its 128 values of K).  A NaN scale
+ * makes the multiplier NaN.  Every lane of the warp must call it.
+ */
+__device__ __forceinline__ float fold_mx(uint32_t sv, uint32_t *mul)
 {
-	const bool b0 = t & 1, b1 = t & 2;
-	const uint32_t a0 = b0 ? v[1] : v[0], a1 = b0 ? v[0] : v[1];
-	const uint32_t a2 = b0 ? v[3] : v[2], a3 = b0 ? v[2] : v[3];
+	const uint32_t own = sv == 0xff ? 0 : sv;
+	uint32_t sm = max(own, __shfl_xor_sync(~0u, own, 1));
+	int e;
 
-	v[0] = b1 ? a2 : a0;
-	v[1] = b1 ? a3 : a1;
-	v[2] = b1 ? a0 : a2;
-	v[3] = b1 ? a1 : a3;
+	sm = max(sm, __shfl_xor_sync(~0u, sm, 2));
+	e = max((int)sv + 253 - (int)sm, 0);
+	*mul = sv == 0xff ? 0x7fc07fc0u : ((uint32_t)e << 7) | ((uint32_t)e << 23);
+	return e8m0_to_f32(sm);
 }
 
 /*
- * e2m1, the four lanes t = 0..3 of a row, each holding the 16 bytes of
- * one span (lane t: span 4 q + t of a window, raw): out[u] becomes the
- * lane's share of span u, bytes 2t, 2t + 1, 8 + 2t, 9 + 2t (low to high,
- * as codes_bf16() and kperm() take them).  First each lane cuts its span
- * into those four shares (w[i]: the share of lane i), then a 4 x 4
- * transpose across the lanes: in round r lane t sends its w[t ^ r]
- * (to lane t ^ r, whose share it is) and receives lane (t ^ r)'s w[t],
- * share t of span t ^ r.  Every lane of the warp must call it.
+ * The e2m1 fold of an NVFP4 span: its two UE4M3 scales (bits 0-7, 8-15)
+ * times 2^118 as bf16x2 multipliers (mul[0], mul[1], each in both halves):
+ * with e2m1x8_bf16()'s 2^-126 a value is code * scale * 2^-8, at most 6
+ * significant bits and between 2^-18 and 10.5 in magnitude, an exact
+ * bf16 normal.  A scale is exact in fp32 (ue4m3x2_to_f32()), so is its
+ * product by 2^118 and that product's upper half (3 significant bits);
+ * NaN stays NaN (a quiet one, which truncation keeps), 0 stays 0.  The
+ * sums are promoted by 2^8.
  */
-__device__ __forceinline__ void fp4_quarters(uint4 raw, uint32_t t, uint32_t *out)
+__device__ __forceinline__ void fold_nv(uint32_t sv, uint32_t *mul)
 {
-	uint32_t w[4];
+	const float2 f = ue4m3x2_to_f32(sv);
+	const uint32_t lo = __float_as_uint(f.x * 0x1p118f), hi = __float_as_uint(f.y * 0x1p118f);
 
-	w[0] = prmt2(raw.x, raw.z, 0x5410);
-	w[1] = prmt2(raw.x, raw.z, 0x7632);
-	w[2] = prmt2(raw.y, raw.w, 0x5410);
-	w[3] = prmt2(raw.y, raw.w, 0x7632);
-	xor_permute4(w, t);			/* w[r] = share t ^ r */
-	out[0] = w[0];
-#pragma unroll
-	for (int r = 1; r < 4; r++)
-		out[r] = __shfl_xor_sync(~0u, w[r], r);	/* span t ^ r */
-	xor_permute4(out, t);			/* out[u] = span u */
+	mul[0] = prmt2(lo, lo, 0x3232);
+	mul[1] = prmt2(hi, hi, 0x3232);
+}
+
+/* Word w of v (w a compile-time index: v stays in registers). */
+__device__ __forceinline__ uint32_t word_of(uint4 v, uint32_t w)
+{
+	return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
 }
 
 /* A NaN or Inf e4m3 / e5m2 code as bf16 bits. */
@@ -246,18 +280,15 @@ __device__ __forceinline__ uint32_t special_bf16(int e, uint32_t code)
 }
 
 /*
- * Eight codes of one row (fp8/fp6: v.x codes 0-3, v.y codes 4-7; e2m1:
- * v.x, eight nibbles) as four bf16 pairs f[0..3] (codes 0 1, 2 3, 4 5,
- * 6 7), exact.  With INF0 (fp32 A, e5m2): z[] is f with Inf codes as 0,
- * for the pieces mid and lo.
+ * Eight fp8/fp6 codes of one row (v.x codes 0-3, v.y codes 4-7) as four
+ * bf16 pairs f[0..3] (codes 0 1, 2 3, 4 5, 6 7), exact (e2m1:
+ * e2m1x8_bf16()).  With INF0 (fp32 A, e5m2): z[] is f with Inf codes as
+ * 0, for the pieces mid and lo.
  */
 template <int E, bool INF0>
 __device__ __forceinline__ void codes_bf16(uint2 v, uint32_t *f, uint32_t *z)
 {
-	if (E == SM90_E2M1) {
-		e2m1x8_bf16(v.x, f);
-		return;
-	}
+	static_assert(E != SM90_E2M1, "e2m1 folds its scales: e2m1x8_bf16()");
 	constexpr uint32_t sh = E == SM90_E5M2 ? 5 : 4;
 	constexpr uint32_t mask = E == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
 	constexpr uint32_t mul = bf16x2_pow2(E == SM90_E4M3 ? 120 : E == SM90_E5M2 ? 112 :
@@ -340,9 +371,9 @@ __device__ __forceinline__ void split3(uint32_t bits, uint32_t *hi, uint32_t *mi
 #endif /* SM90_CODE */
 
 /*
- * A as the main kernel's Y fragments: for each group of 64 rows, span,
+ * A as the main kernel's Y fragments: for each group of 64 rows, slot,
  * piece, n-tile j of 8 rows and lane (g, t), a uint4 of four bf16 pairs:
- * row 64 grp + 8 j + g, k = 32 span + kperm(t, p, h).  Rows past M and k
+ * row 64 grp + 8 j + g, k = kslot(slot, t, p, h).  Rows past M and k
  * past K are 0.
  */
 template <int NT>
@@ -352,7 +383,7 @@ __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
 	const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	const uint32_t lane = i % 32, j = i / 32 % NT;
 	const uint64_t rest = i / (32 * NT);
-	const uint32_t span = rest % p.spans, grp = (uint32_t)(rest / p.spans);
+	const uint32_t slot = rest % p.slots, grp = (uint32_t)(rest / p.slots);
 	const uint32_t g = lane / 4, t = lane % 4, row = grp * GROUP + 8 * j + g;
 	const int pieces = p.bf16 ? 1 : 3;
 	uint32_t w[3][4] = {};
@@ -363,7 +394,7 @@ __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
 		return;
 	for (uint32_t q = 0; q < 4; q++) {
 		for (uint32_t h = 0; h < 2; h++) {
-			const uint32_t k = span * 32 + kperm(p.fp4, t, q, h);
+			const uint32_t k = kslot(p.fp4, slot, t, q, h);
 			uint32_t bits = 0, x[3];
 
 			if (row < p.m && k < p.k) {
@@ -383,7 +414,7 @@ __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
 		}
 	}
 	for (int pc = 0; pc < pieces; pc++)
-		out[(((uint64_t)grp * p.spans + span) * pieces + pc) * NT * 32 + j * 32 + lane] =
+		out[(((uint64_t)grp * p.slots + slot) * pieces + pc) * NT * 32 + j * 32 + lane] =
 			make_uint4(w[pc][0], w[pc][1], w[pc][2], w[pc][3]);
 #endif
 }
@@ -396,7 +427,7 @@ __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
  * done per tile.
  */
 template <int E, bool NV, int P, int NT>
-__global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
+__global__ void __launch_bounds__(THREADS, ctas_per_sm(E, NT))
 wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *partial,
 	  uint32_t *count)
 {
@@ -431,7 +462,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	const uint8_t *x[2] = { p.data + rr[0] * p.stride, p.data + rr[1] * p.stride };
 	const uint64_t srow[2] = { mxcore_geom_scale_index(&p.geom, rr[0], 0),
 				   mxcore_geom_scale_index(&p.geom, rr[1], 0) };
-	const uint4 *yg = yfrag + (uint64_t)grp * p.spans * P * NT * 32 + lane;
+	const uint4 *yg = yfrag + (uint64_t)grp * p.slots * P * NT * 32 + lane;
 	uint2 cur[2][U], nxt[2][U];
 	uint32_t scur[2][U], snxt[2][U];
 	uint4 yring[YD][YN];
@@ -470,8 +501,8 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 
 	/*
 	 * e2m1: lane t of a row loads the whole span s + 4 q + t of window q
-	 * (16 bytes, one load) and its scale byte(s); fp4_quarters() and
-	 * a shuffle of the scales hand each lane its share of each span.
+	 * (16 bytes, one load) and its scale byte(s), which fold_mx() /
+	 * fold_nv() fold into its codes.
 	 */
 	auto load4 = [&](uint32_t s, uint4 (*w)[UW], uint32_t (*sc)[UW]) {
 #pragma unroll
@@ -506,12 +537,14 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	 */
 	auto fetch_y = [&](uint32_t sp, uint4 *y) {
 		const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
+		/* e2m1: a slot holds k of its whole window of 4 spans. */
+		const bool in = (FP4 ? sp & ~3u : sp) < s1;
 
 #pragma unroll
 		for (int pc = 0; pc < P; pc++) {
 #pragma unroll
 			for (int j = 0; j < NT; j++)
-				y[pc * NT + j] = sp < s1 && grp * GROUP + 8 * j + g < p.m ?
+				y[pc * NT + j] = in && grp * GROUP + 8 * j + g < p.m ?
 						 ys[(pc * NT + j) * 32] : make_uint4(0, 0, 0, 0);
 		}
 	};
@@ -538,33 +571,20 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 		}
 	};
 
-	/* A span's scale byte(s) as fp32: the block's, NVFP4 the two blocks'. */
-	auto scales_f32 = [&](uint32_t sv, float *xs) {
-		if (NV) {
-			/* Past K the second's byte is 0, scale 0 (its codes and A are 0). */
-			const float2 f = ue4m3x2_to_f32(sv);
-
-			xs[0] = f.x;
-			xs[1] = f.y;
-		} else {
-			xs[0] = e8m0_to_f32(sv);
-		}
-	};
-
 	/*
-	 * One span: va, vb the lane's codes of rows r0, r0 + 8 (as
-	 * codes_bf16() takes them), xa, xb their scales, ys the span's A
-	 * fragments for this lane, yv (with YPF) the same loaded.
+	 * One slot: fa, fb the lane's codes of rows r0, r0 + 8 as bf16
+	 * pairs (codes_bf16(); e2m1 with the scales folded in), za, zb the
+	 * same for the pieces mid and lo (INF0), post the rows' promotion
+	 * factors (fp8/fp6: the block's scale); ys the slot's A fragments
+	 * for this lane, yv (with YPF) the same loaded.  The slot's two mmas
+	 * (of each piece) sum from zero, then one fused multiply-add promotes
+	 * the sum.
 	 */
-	auto span = [&](const uint4 *ys, const uint4 *yv, uint2 va, uint2 vb, const float *xa,
-			const float *xb) {
-		uint32_t fa[4], fb[4], za[4], zb[4];
-
-		codes_bf16<E, INF0>(va, fa, za);
-		codes_bf16<E, INF0>(vb, fb, zb);
+	auto slot = [&](const uint4 *ys, const uint4 *yv, const uint32_t *fa, const uint32_t *fb,
+			const uint32_t *za, const uint32_t *zb, const float *post) {
 #pragma unroll
 		for (int j = 0; j < NT; j++) {
-			float d[4], d1[4];
+			float d[4];
 
 #pragma unroll
 			for (int pc = 0; pc < P; pc++) {
@@ -579,30 +599,16 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				const uint32_t *ua = pc && INF0 ? za : fa;
 				const uint32_t *ub = pc && INF0 ? zb : fb;
 
-				if (pc == 0) {
+				if (pc == 0)
 					mma_bf16<false>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
-					if (NV)
-						mma_bf16<false>(d1, ua[2], ub[2], ua[3], ub[3], y.z,
-								y.w);
-					else
-						mma_bf16<true>(d, ua[2], ub[2], ua[3], ub[3], y.z,
-							       y.w);
-				} else {
+				else
 					mma_bf16<true>(d, ua[0], ub[0], ua[1], ub[1], y.x, y.y);
-					mma_bf16<true>(NV ? d1 : d, ua[2], ub[2], ua[3], ub[3], y.z,
-						       y.w);
-				}
+				mma_bf16<true>(d, ua[2], ub[2], ua[3], ub[3], y.z, y.w);
 			}
-			acc[j][0] = fmaf(d[0], xa[0], acc[j][0]);
-			acc[j][1] = fmaf(d[1], xa[0], acc[j][1]);
-			acc[j][2] = fmaf(d[2], xb[0], acc[j][2]);
-			acc[j][3] = fmaf(d[3], xb[0], acc[j][3]);
-			if (NV) {
-				acc[j][0] = fmaf(d1[0], xa[1], acc[j][0]);
-				acc[j][1] = fmaf(d1[1], xa[1], acc[j][1]);
-				acc[j][2] = fmaf(d1[2], xb[1], acc[j][2]);
-				acc[j][3] = fmaf(d1[3], xb[1], acc[j][3]);
-			}
+			acc[j][0] = fmaf(d[0], post[0], acc[j][0]);
+			acc[j][1] = fmaf(d[1], post[0], acc[j][1]);
+			acc[j][2] = fmaf(d[2], post[1], acc[j][2]);
+			acc[j][3] = fmaf(d[3], post[1], acc[j][3]);
 		}
 	};
 
@@ -627,41 +633,32 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				load4(s + U, nxt4, sn4);
 #pragma unroll
 			for (uint32_t q = 0; q < UW; q++) {
-				uint32_t ca[4], cb[4];
+				uint32_t mul[2][2];
+				float post[2];
 
-				/* Uniform over the warp: the shuffles see every lane. */
+				/* Uniform over the warp: fold_mx() shuffles. */
 				if (s + 4 * q >= s1)
 					break;
-				fp4_quarters(cur4[0][q], t, ca);
-				fp4_quarters(cur4[1][q], t, cb);
-				/*
-				 * MX: each lane decodes the scale of its own span
-				 * once, the others take it by shuffle.
-				 */
-				if (!NV) {
-					sc4[0][q] = __float_as_uint(e8m0_to_f32(sc4[0][q]));
-					sc4[1][q] = __float_as_uint(e8m0_to_f32(sc4[1][q]));
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					if (NV) {
+						fold_nv(sc4[h][q], mul[h]);
+						post[h] = 256.0f;
+					} else {
+						post[h] = fold_mx(sc4[h][q], &mul[h][0]);
+						mul[h][1] = mul[h][0];
+					}
 				}
 #pragma unroll
-				for (uint32_t u = 0; u < 4; u++) {
-					const int from = (lane & ~3) | (int)u;
-					const uint32_t sa = __shfl_sync(~0u, sc4[0][q], from);
-					const uint32_t sb = __shfl_sync(~0u, sc4[1][q], from);
-					float xa[2], xb[2];
+				for (uint32_t w = 0; w < 4; w++) {
+					uint32_t fa[4], fb[4];
 					uint4 yv[YN];
 
-					if (s + 4 * q + u >= s1)
-						break;
-					ring_take(s, 4 * q + u, yv);
-					if (NV) {
-						scales_f32(sa, xa);
-						scales_f32(sb, xb);
-					} else {
-						xa[0] = __uint_as_float(sa);
-						xb[0] = __uint_as_float(sb);
-					}
-					span(ys + (4 * q + u) * P * NT * 32, yv, make_uint2(ca[u], 0),
-					     make_uint2(cb[u], 0), xa, xb);
+					ring_take(s, 4 * q + w, yv);
+					/* Words 0, 1: an NVFP4 span's first block. */
+					e2m1x8_bf16(word_of(cur4[0][q], w), fa, mul[0][w / 2]);
+					e2m1x8_bf16(word_of(cur4[1][q], w), fb, mul[1][w / 2]);
+					slot(ys + (4 * q + w) * P * NT * 32, yv, fa, fb, fa, fb, post);
 				}
 			}
 #pragma unroll
@@ -686,15 +683,17 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				load(s + U, nxt, snxt);
 #pragma unroll
 			for (uint32_t u = 0; u < U; u++) {
-				float xa[2], xb[2];
+				const float post[2] = { e8m0_to_f32(scur[0][u]),
+							e8m0_to_f32(scur[1][u]) };
+				uint32_t fa[4], fb[4], za[4], zb[4];
 				uint4 yv[YN];
 
 				if (s + u >= s1)
 					break;
 				ring_take(s, u, yv);
-				scales_f32(scur[0][u], xa);
-				scales_f32(scur[1][u], xb);
-				span(ys + u * P * NT * 32, yv, cur[0][u], cur[1][u], xa, xb);
+				codes_bf16<E, INF0>(cur[0][u], fa, za);
+				codes_bf16<E, INF0>(cur[1][u], fb, zb);
+				slot(ys + u * P * NT * 32, yv, fa, fb, za, zb, post);
 			}
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
@@ -816,7 +815,7 @@ template <int NT>
 int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_prep_args &ap,
 	      int elem, bool nv)
 {
-	const uint32_t slots = CTAS_PER_SM * (uint32_t)cd->sms;
+	const uint32_t slots = ctas_per_sm(elem, NT) * (uint32_t)cd->sms;
 	const uint32_t u = spans_per_iter(elem, NT);
 	const int pieces = ap.bf16 ? 1 : 3;
 	struct plan pl;
@@ -837,13 +836,13 @@ int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_p
 	pl.ranges = (p.spans + pl.range - 1) / pl.range;
 	partial_bytes = pl.ranges > 1 ? (size_t)pl.tiles * pl.groups * pl.ranges * NT *
 					THREADS * 16 : 0;
-	y_bytes = (size_t)pl.groups * p.spans * pieces * NT * 32 * 16;
+	y_bytes = (size_t)pl.groups * p.slots * pieces * NT * 32 * 16;
 	ret = workspace(cd, pl.tiles * pl.groups, partial_bytes + y_bytes, &pl.count, &rest);
 	if (ret)
 		return ret;
 	pl.partial = (float4 *)rest;
 	pl.yfrag = (const uint4 *)(rest + partial_bytes);
-	threads = (uint64_t)pl.groups * p.spans * NT * 32;
+	threads = (uint64_t)pl.groups * p.slots * NT * 32;
 	wo_prep_kernel<NT><<<(unsigned int)((threads + 255) / 256), 256, 0, cd->stream>>>(
 		ap, (uint4 *)pl.yfrag);
 	return launch_e<NT>(cd, p, pl, elem, nv, pieces);
@@ -903,6 +902,7 @@ int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *j
 	p.n = b->rows;
 	p.m = m;
 	p.spans = (b->cols + 31) / 32;
+	p.slots = b->elem == MXA_ELEM_E2M1 ? (p.spans + 3) / 4 * 4 : p.spans;
 	p.blocks = b->cols / mxa__block(b);
 	p.post = b->scale_type == MXA_SCALE_UE4M3 && b->tensor_scale != 0.0f ?
 		 b->tensor_scale : 1.0f;
@@ -911,7 +911,7 @@ int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *j
 	ap.stride = mxa__dense_stride(a);
 	ap.m = m;
 	ap.k = a->cols;
-	ap.spans = p.spans;
+	ap.slots = p.slots;
 	ap.groups = (m + GROUP - 1) / GROUP;
 	ap.bf16 = bf16;
 	ap.fp4 = b->elem == MXA_ELEM_E2M1;

@@ -501,7 +501,9 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 	static const enum mxa_pref prefs[] = { MXA_PREF_NATIVE, MXA_PREF_AUTO };
 	enum mxa_dtype adt = test_rand_below(2), cdt = test_rand_below(2);
 	unsigned int mbits = cdt == MXA_DTYPE_BF16 ? 7 : 23;
-	bool accumulate = test_rand_below(2);
+	/* See the scales below. */
+	bool wide = !nvfp4 && test_rand_below(4) == 0;
+	bool accumulate = !wide && test_rand_below(2);
 	uint32_t flags = accumulate ? MXA_GEMM_ACCUMULATE : 0;
 	size_t mn = (size_t)m * n, i;
 	uint32_t *abits = xmalloc((size_t)m * k * 4), *cin = xmalloc(mn * 4);
@@ -511,7 +513,7 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 	struct wb b;
 	struct run r = { 0 }, rr = { 0 };
 	struct run *rp = ref_dev == dev ? &r : &rr;
-	unsigned int p, bad = 0;
+	unsigned int p, bad = 0, base = 120;
 	int ret;
 
 	if (forced_a_dtype >= 0)
@@ -522,9 +524,23 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 		abits[i] = rand_a_bits(adt == MXA_DTYPE_BF16, 8);
 	for (i = 0; i < (size_t)n * k; i++)
 		b.code[i] = test_rand_code(b.elem, false);
-	for (i = 0; i < (size_t)n * (k / b.bs); i++)
+	/*
+	 * MX scales near 1, or (a quarter of the MX cases, not accumulating)
+	 * wide: each row of B draws its blocks' scales from 24 values (e5m2,
+	 * whose codes span 31 binades: 12) starting anywhere in 2^-97 .. 2^3,
+	 * so that rows whose blocks differ by up to 2^23 and rows far from 1
+	 * meet every kernel.  Bounded so that every term stays within
+	 * exact_ref()'s 112 bits (24 + 4 significant bits, A's 17 binades,
+	 * the codes' and the scales') and every result an fp32 and bf16
+	 * normal.
+	 */
+	for (i = 0; i < (size_t)n * (k / b.bs); i++) {
+		if (i % (k / b.bs) == 0)
+			base = wide ? 30 + test_rand_below(101) : 120;
 		b.scale[i] = nvfp4 ? (uint8_t)(1 + test_rand_below(0x7e)) :
-			     (uint8_t)(120 + test_rand_below(15));
+			     (uint8_t)(base + test_rand_below(!wide ? 15 :
+							      eb == MXA_ELEM_E5M2 ? 12 : 24));
+	}
 	if (nvfp4 && test_rand_below(2))
 		b.tensor_scale = test_f32(rand_a_bits(false, 3) & 0x7fffffffu);
 	for (i = 0; i < mn; i++) {
