@@ -150,6 +150,20 @@ mxcore_geom_scale_index(const struct mxcore_geom *g, uint64_t row,
 }
 
 /*
+ * Bytes from scale (row, block) to (row, block + 4 n), the same for every
+ * row and block in both layouts: plain scales are a row's blocks in
+ * order, swizzled ones tiles of 4 blocks (512 bytes for 128 rows) in
+ * order along a row of tiles.  Kernels that walk a row's scales 4 blocks
+ * at a time step by it instead of finding each.
+ */
+static inline MXCORE_GEOM_FN uint64_t
+mxcore_geom_scale_step4(const struct mxcore_geom *g, uint64_t n)
+{
+	return mxcore_geom_scale_index(g, 0, 4 * n) -
+	       mxcore_geom_scale_index(g, 0, 0);
+}
+
+/*
  * Bytes from the start of the data (scale) buffer's operand to its end:
  * (rows - 1) * stride + one row, or the padded swizzled size.  false
  * when that overflows 64 bits (only after mxcore_geom_check() passed is

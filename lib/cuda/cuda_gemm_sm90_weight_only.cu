@@ -49,7 +49,7 @@
  *   many as NVFP4 had with a promotion per block.  Before, each lane took
  *   4 codes of every span (a 4 x 4 transpose of the loaded spans across
  *   the lanes, and the scales by shuffle): 87 instructions per span and
- *   warp at M = 1, now 73 (34 of them the conversion);
+ *   warp at M = 1, 73 with the fold (34 of them the conversion);
  * - the tensor scale multiplies once at the end, before C_in is added;
  * - when K is split, each CTA stores its partial tile and the last one of
  *   a tile (a counter per tile, which it resets) adds them in range order:
@@ -448,6 +448,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	 * where the mmas take them.
 	 */
 	constexpr int YN = P * NT;
+	constexpr bool STEP = NT <= 2;
 	constexpr bool YPF = YN == 1 || (!FP4 && YN <= 3);
 	constexpr uint32_t YD = YN == 1 ? 4 : 2;
 	static_assert(U % YD == 0, "a ring slot per span offset");
@@ -465,24 +466,10 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	const uint4 *yg = yfrag + (uint64_t)grp * p.slots * P * NT * 32 + lane;
 	uint2 cur[2][U], nxt[2][U];
 	uint32_t scur[2][U], snxt[2][U];
-	uint4 yring[YD][YN];
+	/* Rows past M stay 0: fetch_y() does not load them. */
+	uint4 yring[YD][YN] = {};
 	float acc[NT][4];
 
-	/* The scale byte(s) of span sp of row h (0 past the range). */
-	auto scale_of = [&](int h, uint32_t sp) {
-		uint32_t sv = 0;
-
-		if (sp < s1) {
-			if (NV) {
-				sv = scale_byte(p, srow[h], 2 * sp);
-				if (2 * sp + 1 < p.blocks)
-					sv |= scale_byte(p, srow[h], 2 * sp + 1) << 8;
-			} else {
-				sv = scale_byte(p, srow[h], sp);
-			}
-		}
-		return sv;
-	};
 
 	/* fp8/fp6: codes and scale bytes of spans s .. s + U - 1. */
 	auto load = [&](uint32_t s, uint2 (*w)[U], uint32_t (*sc)[U]) {
@@ -494,10 +481,26 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 
 				w[h][u] = sp < s1 ? ldg_stream_u2(x[h] + (uint64_t)sp * SB + 8 * t) :
 						    make_uint2(0, 0);
-				sc[h][u] = scale_of(h, sp);
+				sc[h][u] = sp < s1 ? scale_byte(p, srow[h], sp) : 0;
 			}
 		}
 	};
+
+	/*
+	 * e2m1 with up to 16 rows of A (STEP: where the registers are there;
+	 * at 32 and 64 rows the pointers cost more than they save: 0.104 ->
+	 * 0.117 ms at 32 x 28672 x 8192 MXFP4): the scale of span s0 + t of
+	 * each row (NVFP4: its first block's),
+	 * and the bytes from a window's to the next's: the same in both
+	 * layouts for every row and for blocks a multiple of 4 apart
+	 * (mxcore_geom_scale_step4()), and the second block of an NVFP4 span
+	 * (an even block) is the next byte.
+	 */
+	const uint32_t bps = NV ? 2 : 1;
+	const uint64_t wstep = STEP ? mxcore_geom_scale_step4(&p.geom, bps) : 0;
+	const uint8_t *sbase[2] = {
+		STEP ? p.scale + srow[0] + mxcore_geom_scale_index(&p.geom, 0, bps * (s0 + t)) : NULL,
+		STEP ? p.scale + srow[1] + mxcore_geom_scale_index(&p.geom, 0, bps * (s0 + t)) : NULL };
 
 	/*
 	 * e2m1: lane t of a row loads the whole span s + 4 q + t of window q
@@ -525,15 +528,27 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 					}
 				}
 				w[h][q] = v;
-				sc[h][q] = scale_of(h, sp);
+				sc[h][q] = 0;
+				if (sp < s1 && STEP) {
+					const uint8_t *at_s = sbase[h] + ((s - s0) / 4 + q) * wstep;
+
+					sc[h][q] = __ldg(at_s);
+					if (NV && 2 * sp + 1 < p.blocks)
+						sc[h][q] |= (uint32_t)__ldg(at_s + 1) << 8;
+				} else if (sp < s1) {
+					sc[h][q] = scale_byte(p, srow[h], bps * sp);
+					if (NV && 2 * sp + 1 < p.blocks)
+						sc[h][q] |= scale_byte(p, srow[h], 2 * sp + 1) << 8;
+				}
 			}
 		}
 	};
 
 	/*
-	 * A's fragments of span sp for this lane (zeros past the range and
-	 * for rows past M: those not loaded).  A plain load, not __ldg():
-	 * the pre-pass wrote them while this grid ran.
+	 * A's fragments of slot sp for this lane into the ring: not loaded
+	 * past the range (never used) or for rows past M (the ring's zeros
+	 * stay).  A plain load, not __ldg(): the pre-pass wrote them while
+	 * this grid ran.
 	 */
 	auto fetch_y = [&](uint32_t sp, uint4 *y) {
 		const uint4 *ys = yg + (uint64_t)sp * P * NT * 32;
@@ -544,16 +559,17 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 		for (int pc = 0; pc < P; pc++) {
 #pragma unroll
 			for (int j = 0; j < NT; j++)
-				y[pc * NT + j] = in && grp * GROUP + 8 * j + g < p.m ?
-						 ys[(pc * NT + j) * 32] : make_uint4(0, 0, 0, 0);
+				if (in && grp * GROUP + 8 * j + g < p.m)
+					y[pc * NT + j] = ys[(pc * NT + j) * 32];
 		}
 	};
 
 	/*
-	 * Span s + v's fragments (v: the span's compile-time offset in an
-	 * iteration of U, s: the iteration's first span) into y; with YPF
-	 * from the ring, whose slot then loads span s + v + YD.  The ring
-	 * starts with spans s0 .. s0 + YD - 1 (ring_start()).
+	 * With YPF, slot s + v's fragments (v: the slot's compile-time
+	 * offset in an iteration of U, s: the iteration's first slot) are
+	 * ring slot v % YD, which loads slot s + v + YD once the mmas took
+	 * them (ring_next(): not before, so that no copy is made).  The ring
+	 * starts with slots s0 .. s0 + YD - 1 (ring_start()).
 	 */
 	auto ring_start = [&]() {
 		if (YPF) {
@@ -562,13 +578,9 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				fetch_y(s0 + d, yring[d]);
 		}
 	};
-	auto ring_take = [&](uint32_t s, uint32_t v, uint4 *y) {
-		if (YPF) {
-#pragma unroll
-			for (int i = 0; i < YN; i++)
-				y[i] = yring[v % YD][i];
+	auto ring_next = [&](uint32_t s, uint32_t v) {
+		if (YPF)
 			fetch_y(s + v + YD, yring[v % YD]);
-		}
 	};
 
 	/*
@@ -618,11 +630,18 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			acc[j][e] = 0.0f;
 
 	if constexpr (FP4) {
-		uint4 cur4[2][UW], nxt4[2][UW];
-		uint32_t sc4[2][UW], sn4[2][UW];
+		/*
+		 * Spans s .. s + U - 1 from cur, sc, while the next U load into
+		 * nxt, sn, copied over at the end.  (Two iterations alternating
+		 * the buffers, without the copies, doubled the loop's code and
+		 * made NVFP4 and M = 32 slower: 0.125 -> 0.165 ms at 32 x 28672
+		 * x 8192 NVFP4.)
+		 */
+		uint4 cur[2][UW], nxt[2][UW];
+		uint32_t sc[2][UW], sn[2][UW];
 
 		if (s0 < s1)
-			load4(s0, cur4, sc4);
+			load4(s0, cur, sc);
 		/* A's fragments come from the pre-pass. */
 		asm volatile("griddepcontrol.wait;" ::: "memory");
 		ring_start();
@@ -630,7 +649,7 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 			const uint4 *ys = yg + (uint64_t)s * P * NT * 32;
 
 			if (s + U < s1)
-				load4(s + U, nxt4, sn4);
+				load4(s + U, nxt, sn);
 #pragma unroll
 			for (uint32_t q = 0; q < UW; q++) {
 				uint32_t mul[2][2];
@@ -642,31 +661,31 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 #pragma unroll
 				for (int h = 0; h < 2; h++) {
 					if (NV) {
-						fold_nv(sc4[h][q], mul[h]);
+						fold_nv(sc[h][q], mul[h]);
 						post[h] = 256.0f;
 					} else {
-						post[h] = fold_mx(sc4[h][q], &mul[h][0]);
+						post[h] = fold_mx(sc[h][q], &mul[h][0]);
 						mul[h][1] = mul[h][0];
 					}
 				}
 #pragma unroll
 				for (uint32_t w = 0; w < 4; w++) {
 					uint32_t fa[4], fb[4];
-					uint4 yv[YN];
 
-					ring_take(s, 4 * q + w, yv);
 					/* Words 0, 1: an NVFP4 span's first block. */
-					e2m1x8_bf16(word_of(cur4[0][q], w), fa, mul[0][w / 2]);
-					e2m1x8_bf16(word_of(cur4[1][q], w), fb, mul[1][w / 2]);
-					slot(ys + (4 * q + w) * P * NT * 32, yv, fa, fb, fa, fb, post);
+					e2m1x8_bf16(word_of(cur[0][q], w), fa, mul[0][w / 2]);
+					e2m1x8_bf16(word_of(cur[1][q], w), fb, mul[1][w / 2]);
+					slot(ys + (4 * q + w) * P * NT * 32, yring[(4 * q + w) % YD], fa,
+					     fb, fa, fb, post);
+					ring_next(s, 4 * q + w);
 				}
 			}
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 #pragma unroll
 				for (uint32_t q = 0; q < UW; q++) {
-					cur4[h][q] = nxt4[h][q];
-					sc4[h][q] = sn4[h][q];
+					cur[h][q] = nxt[h][q];
+					sc[h][q] = sn[h][q];
 				}
 			}
 		}
@@ -686,14 +705,13 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 				const float post[2] = { e8m0_to_f32(scur[0][u]),
 							e8m0_to_f32(scur[1][u]) };
 				uint32_t fa[4], fb[4], za[4], zb[4];
-				uint4 yv[YN];
 
 				if (s + u >= s1)
 					break;
-				ring_take(s, u, yv);
 				codes_bf16<E, INF0>(cur[0][u], fa, za);
 				codes_bf16<E, INF0>(cur[1][u], fb, zb);
-				slot(ys + u * P * NT * 32, yv, fa, fb, za, zb, post);
+				slot(ys + u * P * NT * 32, yring[u % YD], fa, fb, za, zb, post);
+				ring_next(s, u);
 			}
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
