@@ -135,6 +135,12 @@ struct wo_args {
 	uint32_t slots;			/* A's fragments per group and piece: spans, e2m1 rounded up to 4 */
 	float post;			/* the tensor scale, else 1 */
 	struct sm90_c out;
+	/*
+	 * Redo for cuda-weight-only-wgmma (else NULL): only where *any is
+	 * non-zero and then only the stripes of 128 rows of B flagged in
+	 * stripes[]; every other CTA returns at once.
+	 */
+	const uint32_t *any, *stripes;
 };
 
 struct wo_prep_args {
@@ -143,6 +149,7 @@ struct wo_prep_args {
 	uint32_t m, k, slots, groups;
 	int bf16;			/* A is bf16 (one piece), else fp32 (three) */
 	int fp4;			/* kslot() of e2m1 */
+	const uint32_t *any;		/* wo_args.any */
 };
 
 #ifdef SM90_CODE
@@ -390,7 +397,7 @@ __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
 
 	/* The main kernel may start loading B now. */
 	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-	if (grp >= p.groups)
+	if (grp >= p.groups || (p.any && !*p.any))
 		return;
 	for (uint32_t q = 0; q < 4; q++) {
 		for (uint32_t h = 0; h < 2; h++) {
@@ -456,6 +463,10 @@ wo_kernel(const struct wo_args p, const uint4 *yfrag, uint32_t range, float4 *pa
 	constexpr bool YPF = YN == 1 || (!FP4 && YN <= 3);
 	constexpr uint32_t YD = YN == 1 ? 4 : 2;
 	static_assert(U % YD == 0, "a ring slot per span offset");
+	static_assert(SM90_BF16_BM % ROWS == 0, "a CTA's rows lie in one stripe");
+	/* A redo of the stripes cuda-weight-only-wgmma left: nothing else. */
+	if (p.any && (!*p.any || !p.stripes[blockIdx.x * ROWS / SM90_BF16_BM]))
+		return;
 	const uint32_t ranges = gridDim.y, part = blockIdx.y, grp = blockIdx.z;
 	const uint32_t tile = grp * gridDim.x + blockIdx.x;
 	const uint32_t s0 = part * range, s1 = min(s0 + range, p.spans);
@@ -906,7 +917,8 @@ const char *cuda_weight_only_reject(struct cuda_device *cd, const struct mxa_op_
 	return NULL;
 }
 
-int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *job)
+int cuda_weight_only_redo(struct cuda_device *cd, const struct mxa_job *job,
+			  const uint32_t *any, const uint32_t *stripes)
 {
 	const struct mxa_matrix *b = &job->b;
 	const struct mxa_dense *a = &job->a_dense;
@@ -939,6 +951,9 @@ int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *j
 	p.post = b->scale_type == MXA_SCALE_UE4M3 && b->tensor_scale != 0.0f ?
 		 b->tensor_scale : 1.0f;
 	p.out = sm90_c_of(job);
+	p.any = any;
+	p.stripes = stripes;
+	ap.any = any;
 	ap.a = ad;
 	ap.stride = mxa__dense_stride(a);
 	ap.m = m;
@@ -965,4 +980,9 @@ int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *j
 	if (xscratch)
 		cudaFreeAsync(xscratch, cd->stream);
 	return ret;
+}
+
+int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *job)
+{
+	return cuda_weight_only_redo(cd, job, NULL, NULL);
 }

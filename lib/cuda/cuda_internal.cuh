@@ -27,6 +27,8 @@
  * cuda_cublas.cu   dequantize to bf16 + cuBLAS GEMM, loaded with dlopen
  * cuda_gemm_sm90_weight_only.cu  the weight-only GEMM (dense A, MX or
  *                  NVFP4 B) for sm_90a, a decode kernel
+ * cuda_gemm_sm90_weight_only_wgmma.cu  the same for M >= 192 with bf16 A
+ *                  on the bf16-ss kernel
  */
 #ifndef MXA_CUDA_INTERNAL_CUH
 #define MXA_CUDA_INTERNAL_CUH
@@ -171,5 +173,17 @@ void cuda_cublas_release(struct cuda_device *cd);
 const char *cuda_weight_only_reject(struct cuda_device *cd,
 				    const struct mxa_op_desc *desc);
 int cuda_launch_gemm_weight_only(struct cuda_device *cd, const struct mxa_job *job);
+/*
+ * The same restricted to the stripes of 128 rows of B flagged in
+ * stripes[], and to nothing unless *any (both device memory, written by
+ * work queued before): cuda-weight-only-wgmma's redo.
+ */
+int cuda_weight_only_redo(struct cuda_device *cd, const struct mxa_job *job,
+			  const uint32_t *any, const uint32_t *stripes);
+/* cuda_gemm_sm90_weight_only_wgmma.cu: the same pair for M > 64 or so. */
+const char *cuda_weight_only_wgmma_reject(struct cuda_device *cd,
+					  const struct mxa_op_desc *desc);
+int cuda_weight_only_wgmma_rank(struct cuda_device *cd, const struct mxa_op_desc *desc);
+int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_job *job);
 
 #endif /* MXA_CUDA_INTERNAL_CUH */

@@ -25,6 +25,8 @@
  *                   the native kernel cannot run
  *   cuda-weight-only  weight-only GEMM (dense A, MX or NVFP4 B) for
  *                   sm_90a: NATIVE, a decode kernel
+ *   cuda-weight-only-wgmma  the same with bf16 A from M = 192 on (prefill):
+ *                   NATIVE, B to bf16 once, the bf16-ss kernel
  *   cuda-grouped-sm90  the grouped GEMM: 2d x 3d on the bf16 kernel's
  *                   main loop, 2d x 2d by the dense paths per group: NATIVE
  */
@@ -408,6 +410,17 @@ static const char *reject_weight_only(struct mxa_device *dev,
 	return cuda_weight_only_reject(cuda_dev(dev), desc);
 }
 
+static const char *reject_weight_only_wgmma(struct mxa_device *dev,
+					    const struct mxa_op_desc *desc)
+{
+	return cuda_weight_only_wgmma_reject(cuda_dev(dev), desc);
+}
+
+static int rank_weight_only_wgmma(struct mxa_device *dev, const struct mxa_op_desc *desc)
+{
+	return cuda_weight_only_wgmma_rank(cuda_dev(dev), desc);
+}
+
 enum {
 	K_QUANTIZE,
 	K_DEQUANTIZE,
@@ -426,6 +439,7 @@ enum {
 	K_WEIGHT_ONLY,
 	K_SM90_GROUPED,
 	K_SM90_GROUPED_SKINNY,
+	K_WEIGHT_ONLY_WGMMA,
 };
 
 /*
@@ -567,6 +581,18 @@ static const struct mxa_kernel cuda_kernels[] = {
 			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
 		.reject = reject_grouped_skinny,
 	},
+	{	/* K_WEIGHT_ONLY_WGMMA */
+		.name = "cuda-weight-only-wgmma",
+		.summary = "weight-only GEMM for sm_90a with bf16 A and M >= 192 (prefill): B (MX or NVFP4) to exact bf16 once by a pre-pass, TMA + wgmma bf16 (the bf16-ss kernel), stripes of B that cannot be folded exactly redone by cuda-weight-only (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM_WEIGHT_ONLY,
+		.native = true,
+		.exact = false,
+		.rank = 20,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.reject = reject_weight_only_wgmma,
+		.rank_for = rank_weight_only_wgmma,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -601,6 +627,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_grouped_sm90(cd, &w->job);
 	case K_SM90_GROUPED_SKINNY:
 		return cuda_launch_gemm_grouped_skinny(cd, &w->job);
+	case K_WEIGHT_ONLY_WGMMA:
+		return cuda_launch_gemm_weight_only_wgmma(cd, &w->job);
 	}
 	return -EINVAL;
 }

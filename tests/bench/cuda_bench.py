@@ -35,7 +35,9 @@ SHAPES = [(8192, 8192, 8192), (16384, 8192, 4096), (4096, 14336, 4096),
 QUANT = [(16384, 8192)]
 # Decode: activations M x K times weights N x K (Llama-3-70B's MLP up
 # projection, and an 8B one).
-WEIGHT_ONLY = [(1, 28672, 8192), (16, 28672, 8192), (64, 28672, 8192)]
+# Decode (M <= 64: cuda-weight-only) and prefill (cuda-weight-only-wgmma).
+WEIGHT_ONLY = [(1, 28672, 8192), (16, 28672, 8192), (64, 28672, 8192),
+               (256, 28672, 8192), (4096, 28672, 8192)]
 WO_RECIPES = ("mxfp4", "nvfp4", "mxfp8")
 GROUPED_RECIPES = ("mxfp8", "nvfp4")
 # Grouped (MoE): (kind, groups, M, N, K); 2d_3d splits M, 2d_2d splits K.
@@ -370,7 +372,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one shape, short timings")
     ap.add_argument("--only", default="gemm,weight_only,grouped,quant",
                     help="comma-separated parts: gemm, weight_only, grouped, quant")
+    ap.add_argument("--wo-shapes", default=None,
+                    help="weight-only shapes MxNxK,... instead of the default list")
     args = ap.parse_args()
+    if args.wo_shapes:
+        WEIGHT_ONLY[:] = [tuple(int(v) for v in s.split("x")) for s in args.wo_shapes.split(",")]
     parts = args.only.split(",")
     shapes = (SHAPES[:1] + SHAPES[-1:] if args.quick else SHAPES) if "gemm" in parts else []
     wo_shapes = (WEIGHT_ONLY[:1] if args.quick else WEIGHT_ONLY) if "weight_only" in parts else []

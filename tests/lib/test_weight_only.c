@@ -41,6 +41,8 @@ static struct mxa_device *dev, *ref_dev;
 static unsigned int n_exact, n_native, n_special, n_levels, n_thread_checks;
 static unsigned int n_repeat;
 static double worst_ratio;
+static unsigned int n_wgmma_cases;
+static double worst_wgmma;
 /* A's dtype for one_case(), where a case forces it; else random. */
 static int forced_a_dtype = -1;
 
@@ -452,14 +454,20 @@ static void check_repeat(struct run *r, uint32_t flags, const uint32_t *cin,
  *   (Documentation/numerics.rst: the tensor cores' sums of each block's
  *   chain of mmas, one fused multiply-add per block, split-K and tensor
  *   scale and C_in one rounding each).
+ * cuda-weight-only-wgmma: one chain of 4 ceil(K / 64) wgmma k16 steps per
+ *   result, each within 18 * 2^-23 of its addends' magnitudes (17 addends
+ *   aligned to the largest and truncated, the sum truncated to fp32), the
+ *   epilogue's scale and C_in one rounding each: gamma = (36 steps + 3) *
+ *   2^-24, which also covers the stripes cuda-weight-only redoes.
  */
 static bool kernel_bound(enum mxa_pref pref, enum mxa_dtype adt, bool nvfp4,
-			 uint32_t k, enum mxa_dtype cdt, bool accumulate,
+			 uint32_t m, uint32_t n, uint32_t k, enum mxa_dtype cdt,
+			 bool accumulate,
 			 char kernel[MXA_NAME_MAX], double *gamma, double *tiny)
 {
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = adt,
-		.b_elem = MXA_ELEM_E2M1, .dtype = cdt, .m = 1, .n = 1, .k = k,
+		.b_elem = MXA_ELEM_E2M1, .dtype = cdt, .m = m, .n = n, .k = k,
 		.flags = accumulate ? MXA_GEMM_ACCUMULATE : 0,
 		.b_scale_type = nvfp4 ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
 	};
@@ -475,6 +483,14 @@ static bool kernel_bound(enum mxa_pref pref, enum mxa_dtype adt, bool nvfp4,
 		double nb = k / (nvfp4 ? 16 : 32);
 
 		*gamma = (72 * pieces + 2 * nb + 5) * 0x1p-24;
+		*tiny = 0;
+		return true;
+	}
+	if (!strcmp(kernel, "cuda-weight-only-wgmma")) {
+		double steps = 4.0 * ((k + 63) / 64);
+
+		n_wgmma_cases++;
+		*gamma = (36 * steps + 3) * 0x1p-24;
 		*tiny = 0;
 		return true;
 	}
@@ -634,11 +650,12 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 
 	for (p = 0; p < TEST_ARRAY_SIZE(prefs); p++) {
 		char kernel[MXA_NAME_MAX];
-		double gamma, tiny;
+		double gamma, tiny, *worst;
 
-		if (!kernel_bound(prefs[p], adt, nvfp4, k, cdt, accumulate,
+		if (!kernel_bound(prefs[p], adt, nvfp4, m, n, k, cdt, accumulate,
 				  kernel, &gamma, &tiny))
 			break;
+		worst = strcmp(kernel, "cuda-weight-only-wgmma") ? &worst_ratio : &worst_wgmma;
 
 		/* A fresh C_in for each run. */
 		test_dense_release(&r.c);
@@ -675,8 +692,8 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 					(mbits == 23 ? 0x1p-24 * fabs(cr) :
 					 0x1p-8 * (fabs(c) + fabs(cr)));
 				ok = err <= bound;
-				if (bound > 0 && err / bound > worst_ratio)
-					worst_ratio = err / bound;
+				if (bound > 0 && err / bound > *worst)
+					*worst = err / bound;
 			}
 			if (ok)
 				continue;
@@ -762,6 +779,15 @@ static void device_cases(void)
 		{ 1, 300, 4096 }, { 8, 97, 1056 }, { 9, 64, 2080 },
 		{ 16, 140, 1568 }, { 17, 33, 640 },
 	};
+	/*
+	 * cuda-weight-only-wgmma (bf16 A, M >= 192): ragged tiles on both
+	 * sides (128 rows of B by 256 of A), K not a multiple of its chunks
+	 * of 64, and (specials) the stripes it leaves to cuda-weight-only.
+	 */
+	static const uint32_t prefill[][3] = {
+		{ 192, 130, 320 }, { 300, 257, 1056 }, { 513, 129, 96 },
+		{ 200, 384, 2048 },
+	};
 	static const enum mxa_dtype adts[] = { MXA_DTYPE_BF16, MXA_DTYPE_F32 };
 	struct mxa_op_desc d = {
 		.op = MXA_OP_GEMM_WEIGHT_ONLY, .a_dtype = MXA_DTYPE_F32,
@@ -807,6 +833,17 @@ static void device_cases(void)
 				one_case(ring[i][0], ring[i][1], k, elems[c % 5], nvfp4,
 					 (i + a + c) % 4 == 3);
 			}
+		}
+	}
+	forced_a_dtype = MXA_DTYPE_BF16;
+	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(prefill)); i++) {
+		for (c = 0; c < 6; c++) {
+			bool nvfp4 = c == 5;
+			uint32_t k = (quick ? (prefill[i][2] + 255) / 256 * 32 : prefill[i][2]) -
+				     (nvfp4 && i % 2 ? 16 : 0);
+
+			one_case(prefill[i][0], prefill[i][1], k, elems[c % 5], nvfp4,
+				 (i + c) % 3 == 2);
 		}
 	}
 	forced_a_dtype = -1;
@@ -1059,8 +1096,12 @@ int main(void)
 		/* Devices without a native kernel answered in plans(). */
 		if (has_native_weight_only()) {
 			device_cases();
-			printf("%u exact results, %u native results (%u special), %u repeat checks; worst error / bound %.3g\n",
-			       n_exact, n_native, n_special, n_repeat, worst_ratio);
+			printf("%u exact results, %u native results (%u special), %u repeat checks; worst error / bound %.3g, cuda-weight-only-wgmma %.3g (%u cases)\n",
+			       n_exact, n_native, n_special, n_repeat, worst_ratio,
+			       worst_wgmma, n_wgmma_cases);
+			/* The prefill shapes must have reached it. */
+			CHECK(strcmp(test_device_info(dev).backend, "cuda") || n_wgmma_cases > 0,
+			      "no case ran cuda-weight-only-wgmma");
 		}
 		if (ref_dev != dev)
 			mxa_device_close(ref_dev);

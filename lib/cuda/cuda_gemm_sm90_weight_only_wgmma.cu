@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-weight-only-wgmma: C (+)= A B^T with a dense bf16 A (M x K) and an
+ * MX or NVFP4 B (N x K) on Hopper's bf16 wgmma, for the shapes where the
+ * tensor cores, not B's bytes, bound the GEMM (prefill: M in the hundreds
+ * and more).
+ *
+ * Why: cuda-weight-only (cuda_gemm_sm90_weight_only.cu) streams B through
+ * registers once per group of 64 rows of A, on mma.sync: right for decode,
+ * but at M = 4096 it reads B 64 times and runs at the mma.sync rate.  Here
+ * B goes to exact bf16 once, by the pre-pass the MX x MX bf16 GEMM uses
+ * (sm90_prep_bf16(): each element times 2^(s - R), R the largest scale of
+ * its row; sm90_prep_nvfp4(): times its UE4M3 scale and 2^-8), A's rows
+ * are laid out in the same permuted chunks of 64 (wo_act_kernel(), below),
+ * and gemm_sm90_bf16_ss_kernel runs C^T = B A^T with B as its 128-row A:
+ * the products are exact, the sums fp32 on the tensor cores, and the
+ * epilogue scales by 2^(R - 127) (MX) or 2^8 times the tensor scale
+ * (NVFP4).
+ *
+ * What cannot be folded exactly (an MX row whose scales span too many
+ * binades for bf16, NaN scales, NaN/Inf codes) marks its stripe of 128
+ * rows of B; the kernel writes nothing there and cuda-weight-only computes
+ * exactly those stripes after it (cuda_weight_only_redo(): every other
+ * CTA of that launch returns at once).  NVFP4 always folds: a NaN scale
+ * is a row flag the epilogue makes NaN.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda.h>
+
+#include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
+
+namespace {
+
+/*
+ * Where it overtakes cuda-weight-only: at 28672 x 8192 the decode kernel
+ * is faster at M = 128 (0.34-0.51 ms against 0.47-0.55) and slower from
+ * 256 on (Documentation/bench-cuda.rst).
+ */
+constexpr uint32_t WGMMA_MIN_M = 192;
+
+struct act_args {
+	const uint8_t *a;		/* A's first row, bf16 */
+	uint64_t stride;		/* bytes */
+	uint32_t m, k, kt;		/* rows, columns, chunks of 64 */
+	uint8_t *out;			/* m rows of kt * 128 bytes */
+	uint32_t *rflag;		/* per row: the epilogue's rb */
+	uint32_t rflag_value;
+};
+
+/*
+ * A's rows as the bf16 kernels' B: chunk c of a row holds k = 64 c + 16 q +
+ * 4 sl + 2 half + h at bf16 position 16 sl + 8 half + 2 q + h (the order
+ * sm90_prep_bf16() writes an operand in, so that both operands of a
+ * wgmma meet in the same K order), k past K zero.  One thread per (row,
+ * c, sl): its four runs of 4 elements in, 32 contiguous bytes out.  Also
+ * each row's rb for the epilogue (2^(rb - 127) = 1 for MX; 0, no NaN
+ * flag, for NVFP4).
+ */
+__global__ void wo_act_kernel(const struct act_args p)
+{
+	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t c = t / 4, sl = t % 4;
+
+	if (c >= p.kt)
+		return;
+	for (uint32_t r = blockIdx.y; r < p.m; r += gridDim.y) {
+		const uint16_t *row = (const uint16_t *)(p.a + r * p.stride);
+		const bool wide = !((uintptr_t)row & 7);
+		uint32_t lo[4], hi[4];
+
+#pragma unroll
+		for (int q = 0; q < 4; q++) {
+			const uint32_t k0 = 64 * c + 16 * q + 4 * sl;
+
+			if (wide && k0 + 3 < p.k) {
+				const uint2 v = *(const uint2 *)(row + k0);
+
+				lo[q] = v.x;
+				hi[q] = v.y;
+			} else {
+				uint32_t e[4];
+
+				for (int j = 0; j < 4; j++)
+					e[j] = k0 + j < p.k ? row[k0 + j] : 0;
+				lo[q] = e[0] | e[1] << 16;
+				hi[q] = e[2] | e[3] << 16;
+			}
+		}
+		uint4 *dst = (uint4 *)(p.out + ((uint64_t)r * p.kt + c) * SM90_BF16_KC * 2 + sl * 32);
+
+		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+		if (t == 0)
+			p.rflag[r] = p.rflag_value;
+	}
+}
+
+size_t align1k(size_t n)
+{
+	return (n + 1023) / 1024 * 1024;
+}
+
+} /* namespace */
+
+const char *cuda_weight_only_wgmma_reject(struct cuda_device *cd,
+					  const struct mxa_op_desc *desc)
+{
+	const uint64_t tiles = ((desc->n + (uint64_t)SM90_BF16_BM - 1) / SM90_BF16_BM) *
+			       ((desc->m + (uint64_t)SM90_BF16_BN - 1) / SM90_BF16_BN);
+	const char *no = cuda_sm90_reject(cd);
+
+	if (no)
+		return no;
+	if (desc->a_dtype != MXA_DTYPE_BF16)
+		return "cuda-weight-only-wgmma takes bf16 A only (fp32 A is three bf16 pieces: cuda-weight-only)";
+	if (tiles >= 1ull << 31)
+		return "cuda-weight-only-wgmma runs ceil(N / 128) * ceil(M / 256) < 2^31 tiles";
+	/* Its redo (MX stripes that cannot be folded) is cuda-weight-only's kernel. */
+	return cuda_weight_only_reject(cd, desc);
+}
+
+int cuda_weight_only_wgmma_rank(struct cuda_device *cd, const struct mxa_op_desc *desc)
+{
+	(void)cd;
+	/* Above cuda-weight-only (10) from WGMMA_MIN_M rows of A on. */
+	return desc->m >= WGMMA_MIN_M ? 20 : 5;
+}
+
+int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_matrix *x = &job->b;		/* the kernel's A: B */
+	const struct mxa_dense *y = &job->a_dense;	/* the kernel's B: A */
+	const bool nv = x->scale_type == MXA_SCALE_UE4M3;
+	const uint32_t k = x->cols, blocks32 = (k + 31) / 32, kt = (blocks32 + 1) / 2;
+	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
+	const uint8_t *ad = cuda_ptr(y->buf, y->offset);
+	const size_t x_bytes = align1k((size_t)x->rows * row_bytes);
+	const size_t y_bytes = align1k((size_t)y->rows * row_bytes);
+	struct sm90_bf16_args b = {};
+	struct sm90_prep_args pa;
+	struct sm90_nvfp4_prep_args pn;
+	struct act_args act;
+	void *xscratch = NULL, *xs_scratch = NULL, *scratch = NULL;
+	const uint8_t *xd;
+	uint32_t *flags, xpad;
+	size_t flags_bytes;
+	uint64_t xs;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret;
+
+	if ((uintptr_t)ad % 2)
+		return cuda_err(-EINVAL,
+				"cuda-weight-only-wgmma: a at device address %p is not 2-byte aligned (a wrapped buffer's base plus offset must be)",
+				(const void *)ad);
+	b.m = x->rows;
+	b.n = y->rows;
+	b.blocks = blocks32;
+	b.elem_a = sm90_elem_of(x->elem);
+	b.out = sm90_c_of(job);
+	b.transposed = 1;
+	b.tiles_m = (b.m + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	b.tiles_n8 = 2 * b.tiles_n;
+	b.nvfp4 = nv;
+	if (nv) {
+		/* C = acc * 2^16 * t1 * t2 = acc * 2^8 * the tensor scale. */
+		const float ts = x->tensor_scale != 0.0f ? x->tensor_scale : 1.0f;
+		const double t = (double)ts * 0x1p-8;
+
+		b.t1 = t >= 0x1p-126 ? (float)t : 0x1p-8f;
+		b.t2 = t >= 0x1p-126 ? 1.0f : ts;
+	}
+	/* Per row of B, of A; per tile row, column; the count and its list. */
+	flags_bytes = ((size_t)x->rows + y->rows + b.tiles_m + b.tiles_n + 1 +
+		       2 * (size_t)b.tiles_m * b.tiles_n) * 4;
+
+	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
+	if (!ret && !nv)
+		ret = sm90_kmajor_scales(cd, x, true, NULL, &xs_scratch, &xpad);
+	if (ret)
+		goto out;
+	e = cudaMallocAsync(&scratch, x_bytes + y_bytes + flags_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync((uint8_t *)scratch + x_bytes + y_bytes, 0, flags_bytes,
+				    cd->stream);
+	if (e != cudaSuccess) {
+		ret = cuda_fail(e, "cuda-weight-only-wgmma: scratch");
+		goto out;
+	}
+	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
+	b.rmax_a = nv ? flags : sm90_rmax_of(xs_scratch, x);
+	b.rmax_b = flags + x->rows;
+	b.bad_rows = flags + x->rows + y->rows;
+	b.bad_cols = b.bad_rows + b.tiles_m;
+	b.list_count = (uint32_t *)b.bad_cols + b.tiles_n;
+	b.list = b.list_count + 1;
+
+	if (nv) {
+		pn.data = xd;
+		pn.stride = xs;
+		pn.rows = x->rows;
+		pn.blocks = k / 16;
+		pn.scale = cuda_ptr(x->scale, x->scale_offset);
+		pn.scale_stride = mxa__scale_stride(x);
+		pn.swizzled = x->scale_layout == MXA_LAYOUT_SWIZZLED;
+		pn.swz_tiles = (pn.blocks + 3) / 4;
+		pn.out = (uint8_t *)scratch;
+		pn.row_nan = flags;
+		ret = sm90_prep_nvfp4(cd, pn);
+	} else {
+		static_assert(SM90_BF16_BM == 1 << 7, "a flag per stripe by a shift");
+		pa = sm90_prep_args_of(x, xd, xs, xs_scratch, b.rmax_a, (uint8_t *)scratch,
+				       (uint32_t *)b.bad_rows, 7);
+		ret = sm90_prep_bf16(cd, pa);
+	}
+	if (ret)
+		goto out;
+
+	act.a = ad;
+	act.stride = mxa__dense_stride(y);
+	act.m = y->rows;
+	act.k = k;
+	act.kt = kt;
+	act.out = (uint8_t *)scratch + x_bytes;
+	act.rflag = (uint32_t *)b.rmax_b;
+	act.rflag_value = nv ? 0 : 127;
+	wo_act_kernel<<<dim3((kt * 4 + 127) / 128, y->rows < 65535 ? y->rows : 65535), 128, 0,
+			cd->stream>>>(act);
+	e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		ret = cuda_fail(e, "cuda-weight-only-wgmma: A's pre-pass");
+		goto out;
+	}
+
+	ret = sm90_make_map(&maps[0], (const uint8_t *)scratch, row_bytes, x->rows, row_bytes,
+			    SM90_BF16_KC * 2, SM90_BF16_BM, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = sm90_make_map(&maps[1], act.out, row_bytes, y->rows, row_bytes,
+				    SM90_BF16_KC * 2, SM90_BF16_BN, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = sm90_launch_bf16_ss(cd, maps, b);
+	/* The stripes it left, by cuda-weight-only (nothing when none). */
+	if (!ret && !nv)
+		ret = cuda_weight_only_redo(cd, job, b.list_count, b.bad_rows);
+	if (!ret && !nv && cuda_host->debug()) {
+		uint32_t n = 0;
+
+		if (cudaMemcpyAsync(&n, b.list_count, 4, cudaMemcpyDeviceToHost,
+				    cd->stream) == cudaSuccess &&
+		    cudaStreamSynchronize(cd->stream) == cudaSuccess)
+			cuda_dbg("cuda-weight-only-wgmma: %u tile halves left to cuda-weight-only (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16)",
+				 n);
+	}
+out:
+	if (scratch)
+		cudaFreeAsync(scratch, cd->stream);
+	if (xs_scratch)
+		cudaFreeAsync(xs_scratch, cd->stream);
+	if (xscratch)
+		cudaFreeAsync(xscratch, cd->stream);
+	return ret;
+}
