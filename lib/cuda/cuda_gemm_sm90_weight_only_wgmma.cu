@@ -8,19 +8,24 @@
  * Why: cuda-weight-only (cuda_gemm_sm90_weight_only.cu) streams B through
  * registers once per group of 64 rows of A, on mma.sync: right for decode,
  * but at M = 4096 it reads B 64 times and runs at the mma.sync rate.  Here
- * B goes to exact bf16 once, by the pre-pass the MX x MX bf16 GEMM uses
- * (sm90_prep_bf16(): each element times 2^(s - R), R the largest scale of
- * its row; sm90_prep_nvfp4(): times its UE4M3 scale and 2^-8), A's rows
- * are laid out in the same permuted chunks of 64 (wo_act_kernel(), below),
- * and gemm_sm90_bf16_ss_kernel runs C^T = B A^T with B as its 128-row A:
- * the products are exact, the sums fp32 on the tensor cores, and the
+ * the MX x MX bf16 GEMM's kernels run C^T = B A^T with B as their 128-row
+ * A and A's rows, laid out in their permuted chunks of 64 (wo_act_kernel(),
+ * below), as their B:
+ * - MX B on grids under two waves, or with fp8 codes (cheap to convert):
+ *   gemm_sm90_bf16_kernel, which converts B's codes in its consumers'
+ *   registers, each element times 2^(s - R), R the largest scale of its
+ *   row; B's bytes are read as they are, once per tile column.
+ * - Otherwise B goes to exact bf16 once, by the same pre-passes
+ *   (sm90_prep_bf16(); sm90_prep_nvfp4(): times its UE4M3 scale and
+ *   2^-8), and gemm_sm90_bf16_ss_kernel takes both from shared memory.
+ * The products are exact, the sums fp32 on the tensor cores, and the
  * epilogue scales by 2^(R - 127) (MX) or 2^8 times the tensor scale
  * (NVFP4).
  *
  * What cannot be folded exactly (an MX row whose scales span too many
- * binades for bf16, NaN scales, NaN/Inf codes) marks its stripe of 128
- * rows of B; the kernel writes nothing there and cuda-weight-only computes
- * exactly those stripes after it (cuda_weight_only_redo(): every other
+ * binades for bf16, NaN scales, NaN/Inf codes) leaves its stripe of 128
+ * rows of B: the kernels write nothing there and cuda-weight-only computes
+ * exactly those stripes after them (cuda_weight_only_redo(): every other
  * CTA of that launch returns at once).  NVFP4 always folds: a NaN scale
  * is a row flag the epilogue makes NaN.
  */
@@ -99,6 +104,17 @@ __global__ void wo_act_kernel(const struct act_args p)
 	}
 }
 
+/*
+ * The stripes of 128 rows of B that gemm_sm90_bf16_kernel left (its list
+ * of the fp8 kernel's tiles, tiles_n8 per stripe) as flags.
+ */
+__global__ void wo_stripes_kernel(const uint32_t *count, const uint32_t *list,
+				  uint32_t tiles_n8, uint32_t *stripes)
+{
+	for (uint32_t i = threadIdx.x; i < *count; i += blockDim.x)
+		stripes[list[i] / tiles_n8] = 1;
+}
+
 size_t align1k(size_t n)
 {
 	return (n + 1023) / 1024 * 1024;
@@ -138,7 +154,12 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	const uint32_t k = x->cols, blocks32 = (k + 31) / 32, kt = (blocks32 + 1) / 2;
 	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
 	const uint8_t *ad = cuda_ptr(y->buf, y->offset);
-	const size_t x_bytes = align1k((size_t)x->rows * row_bytes);
+	const uint32_t tiles_m = (x->rows + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	const uint32_t tiles_n = (y->rows + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	const bool fp8 = x->elem == MXA_ELEM_E4M3 || x->elem == MXA_ELEM_E5M2;
+	/* B's codes in registers: the rule the MX x MX bf16 paths rank by. */
+	const bool in_regs = !nv && (fp8 || (uint64_t)tiles_m * tiles_n < 2ull * (uint32_t)cd->sms);
+	const size_t x_bytes = in_regs ? 0 : align1k((size_t)x->rows * row_bytes);
 	const size_t y_bytes = align1k((size_t)y->rows * row_bytes);
 	struct sm90_bf16_args b = {};
 	struct sm90_prep_args pa;
@@ -149,7 +170,7 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	uint32_t *flags, xpad;
 	size_t flags_bytes;
 	uint64_t xs;
-	CUtensorMap maps[2];
+	CUtensorMap maps[3];
 	cudaError_t e;
 	int ret;
 
@@ -163,8 +184,8 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	b.elem_a = sm90_elem_of(x->elem);
 	b.out = sm90_c_of(job);
 	b.transposed = 1;
-	b.tiles_m = (b.m + SM90_BF16_BM - 1) / SM90_BF16_BM;
-	b.tiles_n = (b.n + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	b.tiles_m = tiles_m;
+	b.tiles_n = tiles_n;
 	b.tiles_n8 = 2 * b.tiles_n;
 	b.nvfp4 = nv;
 	if (nv) {
@@ -212,7 +233,7 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 		pn.out = (uint8_t *)scratch;
 		pn.row_nan = flags;
 		ret = sm90_prep_nvfp4(cd, pn);
-	} else {
+	} else if (!in_regs) {
 		static_assert(SM90_BF16_BM == 1 << 7, "a flag per stripe by a shift");
 		pa = sm90_prep_args_of(x, xd, xs, xs_scratch, b.rmax_a, (uint8_t *)scratch,
 				       (uint32_t *)b.bad_rows, 7);
@@ -237,14 +258,29 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 		goto out;
 	}
 
-	ret = sm90_make_map(&maps[0], (const uint8_t *)scratch, row_bytes, x->rows, row_bytes,
-			    SM90_BF16_KC * 2, SM90_BF16_BM, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (in_regs)
+		ret = sm90_map_codes(&maps[0], x, xd, xs, SM90_BF16_BM);
+	else
+		ret = sm90_make_map(&maps[0], (const uint8_t *)scratch, row_bytes, x->rows,
+				    row_bytes, SM90_BF16_KC * 2, SM90_BF16_BM,
+				    CU_TENSOR_MAP_SWIZZLE_128B);
 	if (!ret)
 		ret = sm90_make_map(&maps[1], act.out, row_bytes, y->rows, row_bytes,
 				    SM90_BF16_KC * 2, SM90_BF16_BN, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret && in_regs)
+		ret = sm90_make_map(&maps[2], (const uint8_t *)xs_scratch, xpad, x->cols / 32,
+				    xpad, SM90_BF16_BM, 2, CU_TENSOR_MAP_SWIZZLE_NONE);
 	if (!ret)
-		ret = sm90_launch_bf16_ss(cd, maps, b);
-	/* The stripes it left, by cuda-weight-only (nothing when none). */
+		ret = in_regs ? sm90_launch_bf16(cd, maps, b) : sm90_launch_bf16_ss(cd, maps, b);
+	/* The stripes they left (the pre-pass flagged them, or the list). */
+	if (!ret && in_regs) {
+		wo_stripes_kernel<<<1, 256, 0, cd->stream>>>(b.list_count, b.list, b.tiles_n8,
+							     (uint32_t *)b.bad_rows);
+		e = cudaGetLastError();
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-weight-only-wgmma: stripes");
+	}
+	/* ... by cuda-weight-only (nothing when there are none). */
 	if (!ret && !nv)
 		ret = cuda_weight_only_redo(cd, job, b.list_count, b.bad_rows);
 	if (!ret && !nv && cuda_host->debug()) {
@@ -253,7 +289,7 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 		if (cudaMemcpyAsync(&n, b.list_count, 4, cudaMemcpyDeviceToHost,
 				    cd->stream) == cudaSuccess &&
 		    cudaStreamSynchronize(cd->stream) == cudaSuccess)
-			cuda_dbg("cuda-weight-only-wgmma: %u tile halves left to cuda-weight-only (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16)",
+			cuda_dbg("cuda-weight-only-wgmma: %u tiles of 128 x 128 left to cuda-weight-only (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16)",
 				 n);
 	}
 out:
