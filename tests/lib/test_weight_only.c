@@ -26,10 +26,13 @@
  * the cpu names its kernels, other devices answer for themselves.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -302,6 +305,101 @@ static bool exact_ref(const uint32_t *a, uint32_t k, const struct wb *b,
 		sum += (__int128)((__uint128_t)t[q].v << (t[q].e - emin));
 	*out = round_exact(sum, emin, mbits);
 	return true;
+}
+
+/*
+ * The exact reference and S of every result of one case, on every online
+ * CPU: on the large prefill shapes the single-threaded loop took minutes.
+ */
+struct ref_job {
+	const uint32_t *abits, *cin;
+	const struct wb *b;
+	uint32_t *ref;
+	double *sabs;
+	uint32_t n, k;
+	size_t mn, next;
+	bool bf16_c, accumulate, specials, too_wide;
+	unsigned int mbits;
+	pthread_mutex_t lock;
+};
+
+static void *reference_worker(void *arg)
+{
+	struct ref_job *j = arg;
+	const size_t chunk = 4096;
+
+	for (;;) {
+		size_t i, end;
+		bool bad = false;
+
+		pthread_mutex_lock(&j->lock);
+		i = j->next;
+		j->next = i + chunk < j->mn ? i + chunk : j->mn;
+		end = j->next;
+		bad = j->too_wide;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= end || bad)
+			return NULL;
+		for (; i < end; i++) {
+			uint32_t row = (uint32_t)(i / j->n), col = (uint32_t)(i % j->n);
+			uint32_t cf = j->bf16_c ? j->cin[i] << 16 : j->cin[i];
+			const uint32_t *a = j->abits + (size_t)row * j->k;
+			double s = 0;
+			uint32_t q;
+
+			for (q = 0; q < j->k; q++)
+				s += fabs((double)test_f32(a[q]) * b_value(j->b, col, q));
+			if (j->accumulate)
+				s += fabs((double)test_f32(cf));
+			j->sabs[i] = s * (1 + 0x1p-40);
+			if (j->specials ||
+			    exact_ref(a, j->k, j->b, col, j->accumulate ? &cf : NULL,
+				      j->mbits, &j->ref[i]))
+				continue;
+			pthread_mutex_lock(&j->lock);
+			j->too_wide = true;
+			pthread_mutex_unlock(&j->lock);
+			return NULL;
+		}
+	}
+}
+
+/* false if some result's terms do not fit exact_ref() (test design). */
+static bool reference_all(struct ref_job *j)
+{
+	pthread_t tid[16];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int t, started = 0;
+
+	pthread_mutex_init(&j->lock, NULL);
+	for (t = 1; t < (cpus > 16 ? 16 : cpus); t++)
+		if (!pthread_create(&tid[started], NULL, reference_worker, j))
+			started++;
+	reference_worker(j);
+	for (t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	pthread_mutex_destroy(&j->lock);
+	return !j->too_wide;
+}
+
+/*
+ * MXACCEL_TEST_DUMP=path: the terms of the worst cuda-weight-only-wgmma
+ * result so far (k, a_k, b_k per line, then got, exact and S), to fit the
+ * tensor cores' accumulation model offline.
+ */
+static void dump_worst(const uint32_t *a, const struct wb *b, uint32_t col,
+		       uint32_t k, double got, double exact, double s)
+{
+	const char *path = getenv("MXACCEL_TEST_DUMP");
+	FILE *f;
+	uint32_t q;
+
+	if (!path || !*path || !(f = fopen(path, "w")))
+		return;
+	for (q = 0; q < k; q++)
+		fprintf(f, "%u %a %a\n", q, (double)test_f32(a[q]), b_value(b, col, q));
+	fprintf(f, "got %a exact %a S %a\n", got, exact, s);
+	fclose(f);
 }
 
 /* --- one case ---------------------------------------------------------- */
@@ -593,22 +691,15 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 	}
 
 	/* Exact reference and S. */
-	for (i = 0; i < mn; i++) {
-		uint32_t row = (uint32_t)(i / n), col = (uint32_t)(i % n);
-		uint32_t cf = cdt == MXA_DTYPE_BF16 ? cin[i] << 16 : cin[i];
-		double s = 0;
-		uint32_t q;
+	{
+		struct ref_job job = {
+			.abits = abits, .b = &b, .cin = cin, .ref = ref,
+			.sabs = sabs, .n = n, .k = k, .mn = mn,
+			.bf16_c = cdt == MXA_DTYPE_BF16, .accumulate = accumulate,
+			.specials = specials, .mbits = mbits,
+		};
 
-		for (q = 0; q < k; q++)
-			s += fabs((double)test_f32(abits[(size_t)row * k + q]) *
-				  b_value(&b, col, q));
-		if (accumulate)
-			s += fabs((double)test_f32(cf));
-		sabs[i] = s * (1 + 0x1p-40);
-		if (specials)
-			continue;
-		if (!exact_ref(abits + (size_t)row * k, k, &b, col,
-			       accumulate ? &cf : NULL, mbits, &ref[i])) {
+		if (!reference_all(&job)) {
 			CHECK(0, "test design: terms of %ux%ux%u too wide", m, n, k);
 			goto out;
 		}
@@ -696,6 +787,10 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 				if (bound > 0 && err / bound > *worst) {
 					*worst = err / bound;
 					if (worst == &worst_wgmma)
+						dump_worst(abits + (i / n) * k, &b,
+							   (uint32_t)(i % n), k, c, cr,
+							   sabs[i]);
+					if (worst == &worst_wgmma)
 						snprintf(worst_wgmma_case, sizeof(worst_wgmma_case),
 							 "%s x %s %ux%ux%u%s%s",
 							 mxa_dtype_name(adt),
@@ -769,6 +864,19 @@ static bool has_native_weight_only(void)
 	       cap.support == MXA_SUPPORT_NATIVE;
 }
 
+/* Progress on stderr: the device suite takes minutes. */
+static void progress(const char *what)
+{
+	static struct timespec t0;
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (!t0.tv_sec && !t0.tv_nsec)
+		t0 = t;
+	fprintf(stderr, "[%6.1f s] %s\n", (double)(t.tv_sec - t0.tv_sec) +
+		(t.tv_nsec - t0.tv_nsec) * 1e-9, what);
+}
+
 static void device_cases(void)
 {
 	static const enum mxa_elem elems[] = { MXA_ELEM_E4M3, MXA_ELEM_E5M2,
@@ -789,7 +897,7 @@ static void device_cases(void)
 		{ 16, 140, 1568 }, { 17, 33, 640 },
 	};
 	/*
-	 * cuda-weight-only-wgmma (bf16 A, M >= 192): ragged tiles on both
+	 * cuda-weight-only-wgmma (bf16 A, M > 64 MX, > 128 NVFP4): ragged tiles on both
 	 * sides (128 rows of B by 256 of A), K not a multiple of its chunks
 	 * of 64, and (specials) the stripes it leaves to cuda-weight-only.
 	 */
@@ -819,7 +927,9 @@ static void device_cases(void)
 	printf("%s: EMULATED reference on %s\n", test_device_info(dev).name,
 	       test_device_info(ref_dev).name);
 	/* MXACCEL_TEST_QUICK: few and small cases (compute-sanitizer runs). */
+	progress("random cases");
 	random_cases(quick ? 6 : 36, quick);
+	progress("decode shapes");
 	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(decode)); i++) {
 		for (c = 0; c < 6; c++) {
 			bool nvfp4 = c == 5;
@@ -831,6 +941,7 @@ static void device_cases(void)
 				 nvfp4, (i + c) % 4 == 3);
 		}
 	}
+	progress("A's ring limits");
 	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(ring)); i++) {
 		for (a = 0; a < TEST_ARRAY_SIZE(adts); a++) {
 			forced_a_dtype = adts[a];
@@ -845,6 +956,7 @@ static void device_cases(void)
 		}
 	}
 	forced_a_dtype = MXA_DTYPE_BF16;
+	progress("prefill shapes");
 	for (i = 0; i < (quick ? 2 : TEST_ARRAY_SIZE(prefill)); i++) {
 		for (c = 0; c < 6; c++) {
 			bool nvfp4 = c == 5;
@@ -859,8 +971,11 @@ static void device_cases(void)
 	 * Two waves of its tiles and more: fp6/fp4 MX B goes to bf16 by the
 	 * pre-pass (below, its consumers convert it; fp8 always).
 	 */
-	for (c = 2; !quick && c < 5; c++)
+	for (c = 2; !quick && c < 5; c++) {
+		progress("prefill, two waves of tiles");
 		one_case(2100, 4200, 64, elems[c], false, c == 4);
+	}
+	progress("device cases done");
 	forced_a_dtype = -1;
 }
 
