@@ -137,10 +137,8 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	const uint64_t row_bytes = (uint64_t)kt * SM90_BF16_KC * 2;
 	const size_t x_bytes = ((size_t)x->rows * row_bytes + 1023) / 1024 * 1024;
 	const size_t y_bytes = ((size_t)y->rows * row_bytes + 1023) / 1024 * 1024;
-	struct sm90_nvfp4_prep_args pa, pb;
 	struct sm90_bf16_args b = {};
 	const struct mxa_matrix *ms[2] = { x, y };
-	struct sm90_nvfp4_prep_args *ps[2] = { &pa, &pb };
 	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
 	const uint8_t *data[2];
 	uint64_t stride[2];
@@ -161,8 +159,7 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	b.tiles_n8 = 2 * b.tiles_n;
 	b.nvfp4 = 1;
 	sm90_nvfp4_factors(&job->a, &job->b, &b.t1, &b.t2);
-	flags_bytes = ((size_t)x->rows + y->rows + b.tiles_n + b.tiles_m + 1 +
-		       2 * (size_t)b.tiles_m * b.tiles_n) * 4;
+	flags_bytes = sm90_bf16_flags_bytes(b);
 
 	ret = sm90_aligned_data(cd, x, &data[0], &stride[0], &xscratch);
 	if (!ret)
@@ -178,30 +175,18 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 		goto out;
 	}
 	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
-	b.rmax_a = flags;
-	b.rmax_b = flags + x->rows;
-	b.bad_cols = flags + x->rows + y->rows;
-	b.bad_rows = b.bad_cols + b.tiles_n;
-	b.list_count = (uint32_t *)b.bad_rows + b.tiles_m;
-	b.list = b.list_count + 1;
+	sm90_bf16_flags_at(&b, flags);
 
 	for (i = 0; i < 2 && !ret; i++) {
 		const struct mxa_matrix *m = ms[i];
-		struct sm90_nvfp4_prep_args *p = ps[i];
+		const struct sm90_nvfp4_prep_args p =
+			sm90_nvfp4_prep_args_of(m, data[i], stride[i],
+						(uint8_t *)scratch + (i ? x_bytes : 0),
+						(uint32_t *)(i ? b.rmax_b : b.rmax_a));
 
-		p->data = data[i];
-		p->stride = stride[i];
-		p->rows = m->rows;
-		p->blocks = blocks;
-		p->scale = cuda_ptr(m->scale, m->scale_offset);
-		p->scale_stride = mxa__scale_stride(m);
-		p->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
-		p->swz_tiles = (blocks + 3) / 4;
-		p->out = (uint8_t *)scratch + (i ? x_bytes : 0);
-		p->row_nan = (uint32_t *)(i ? b.rmax_b : b.rmax_a);
-		ret = sm90_prep_nvfp4(cd, *p);
+		ret = sm90_prep_nvfp4(cd, p);
 		if (!ret)
-			ret = sm90_make_map(&maps[i], p->out, row_bytes, m->rows, row_bytes,
+			ret = sm90_make_map(&maps[i], p.out, row_bytes, m->rows, row_bytes,
 					    SM90_BF16_KC * 2, i ? SM90_BF16_BN : SM90_BF16_BM,
 					    CU_TENSOR_MAP_SWIZZLE_128B);
 	}
@@ -268,16 +253,8 @@ int launch_nvfp4_decode(struct cuda_device *cd, const struct mxa_job *job)
 	d.nvfp4 = 1;
 	sm90_nvfp4_factors(&job->a, &job->b, &d.t1, &d.t2);
 
-	pb.data = yd;
-	pb.stride = ys;
-	pb.rows = y->rows;
-	pb.blocks = blocks;
-	pb.scale = d.y.scale;
-	pb.scale_stride = d.y.scale_stride;
-	pb.swizzled = d.y.swizzled;
-	pb.swz_tiles = d.y.swz_tiles;
-	pb.out = (uint8_t *)scratch + head;
-	pb.row_nan = (uint32_t *)d.rmax_y;
+	pb = sm90_nvfp4_prep_args_of(y, yd, ys, (uint8_t *)scratch + head,
+				     (uint32_t *)d.rmax_y);
 	ret = sm90_prep_nvfp4(cd, pb);
 	if (!ret)
 		ret = sm90_map_codes(&maps[0], x, xd, xs, 64);

@@ -733,24 +733,22 @@ int launch_2d_3d_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
 	for (i = 0; i < 2 && !ret; i++) {
 		const struct mxa_matrix *m = &ms[i];
 
-		ret = sm90_aligned_data(cd, m, &pp.data, &pp.stride, &dscr[i]);
+		const uint8_t *data;
+		uint64_t stride;
+
+		ret = sm90_aligned_data(cd, m, &data, &stride, &dscr[i]);
 		if (ret)
 			break;
-		pp.rows = m->rows;
-		pp.blocks = blocks;
-		pp.swizzled = 0;
-		pp.swz_tiles = kt;
-		pp.out = (uint8_t *)scratch + bf_at[i];
-		pp.row_nan = (uint32_t *)(i ? p.rmax_b : p.rmax_a);
+		pp = sm90_nvfp4_prep_args_of(m, data, stride, (uint8_t *)scratch + bf_at[i],
+					     (uint32_t *)(i ? p.rmax_b : p.rmax_a));
 		if (m->scale_layout == MXA_LAYOUT_SWIZZLED) {
+			/* Per-group swizzled scales: gathered to plain ones. */
 			uint8_t *plain = (uint8_t *)scratch + sc_at[i];
 
 			gather_plain_scales(cd, m, blocks, i == 0, g, status, plain);
 			pp.scale = plain;
 			pp.scale_stride = blocks;
-		} else {
-			pp.scale = cuda_ptr(m->scale, m->scale_offset);
-			pp.scale_stride = mxa__scale_stride(m);
+			pp.swizzled = 0;
 		}
 		ret = sm90_prep_nvfp4(cd, pp);
 		if (!ret)

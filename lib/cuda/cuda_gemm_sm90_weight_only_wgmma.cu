@@ -41,11 +41,17 @@
 namespace {
 
 /*
- * Where it overtakes cuda-weight-only: at 28672 x 8192 the decode kernel
- * is faster at M = 128 (0.34-0.51 ms against 0.47-0.55) and slower from
- * 256 on (Documentation/bench-cuda.rst).
+ * Where it overtakes cuda-weight-only, which reads B once per group of 64
+ * rows of A.  Measured at M x 28672 x 8192 on the H200
+ * (Documentation/cuda.rst): MX B, its codes converted in registers, takes
+ * 0.31-0.33 ms from M = 64 to 128, against cuda-weight-only's 0.18 / 0.26
+ * ms (MXFP4 / MXFP8) at 64 and 0.33 / 0.46 at 96, where it reads B twice.
+ * NVFP4 B goes through the pre-pass first: 0.51 ms at 128 and 144 against
+ * 0.40 (two groups) and 0.56 (three).  So MX ranks first from the second
+ * group on, NVFP4 from the third.
  */
-constexpr uint32_t WGMMA_MIN_M = 192;
+constexpr uint32_t WGMMA_MIN_M_MX = 65;
+constexpr uint32_t WGMMA_MIN_M_NVFP4 = 129;
 
 struct act_args {
 	const uint8_t *a;		/* A's first row, bf16 */
@@ -141,9 +147,12 @@ const char *cuda_weight_only_wgmma_reject(struct cuda_device *cd,
 
 int cuda_weight_only_wgmma_rank(struct cuda_device *cd, const struct mxa_op_desc *desc)
 {
+	const uint32_t min_m = desc->b_scale_type == MXA_SCALE_UE4M3 ? WGMMA_MIN_M_NVFP4 :
+								     WGMMA_MIN_M_MX;
+
 	(void)cd;
-	/* Above cuda-weight-only (10) from WGMMA_MIN_M rows of A on. */
-	return desc->m >= WGMMA_MIN_M ? 20 : 5;
+	/* Above cuda-weight-only (10) from min_m rows of A on. */
+	return desc->m >= min_m ? 20 : 5;
 }
 
 int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_job *job)
@@ -163,7 +172,6 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	const size_t y_bytes = align1k((size_t)y->rows * row_bytes);
 	struct sm90_bf16_args b = {};
 	struct sm90_prep_args pa;
-	struct sm90_nvfp4_prep_args pn;
 	struct act_args act;
 	void *xscratch = NULL, *xs_scratch = NULL, *scratch = NULL;
 	const uint8_t *xd;
@@ -188,17 +196,11 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	b.tiles_n = tiles_n;
 	b.tiles_n8 = 2 * b.tiles_n;
 	b.nvfp4 = nv;
-	if (nv) {
-		/* C = acc * 2^16 * t1 * t2 = acc * 2^8 * the tensor scale. */
-		const float ts = x->tensor_scale != 0.0f ? x->tensor_scale : 1.0f;
-		const double t = (double)ts * 0x1p-8;
-
-		b.t1 = t >= 0x1p-126 ? (float)t : 0x1p-8f;
-		b.t2 = t >= 0x1p-126 ? 1.0f : ts;
-	}
-	/* Per row of B, of A; per tile row, column; the count and its list. */
-	flags_bytes = ((size_t)x->rows + y->rows + b.tiles_m + b.tiles_n + 1 +
-		       2 * (size_t)b.tiles_m * b.tiles_n) * 4;
+	/* C = acc * 2^16 * t1 * t2 = acc * 2^8 * the tensor scale. */
+	if (nv)
+		sm90_nvfp4_factors_of(x->tensor_scale != 0.0f ? x->tensor_scale : 1.0f,
+				      0x1p-8f, &b.t1, &b.t2);
+	flags_bytes = sm90_bf16_flags_bytes(b);
 
 	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
 	if (!ret && !nv)
@@ -214,25 +216,14 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 		goto out;
 	}
 	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
-	b.rmax_a = nv ? flags : sm90_rmax_of(xs_scratch, x);
-	b.rmax_b = flags + x->rows;
-	b.bad_rows = flags + x->rows + y->rows;
-	b.bad_cols = b.bad_rows + b.tiles_m;
-	b.list_count = (uint32_t *)b.bad_cols + b.tiles_n;
-	b.list = b.list_count + 1;
+	sm90_bf16_flags_at(&b, flags);
+	/* MX: B's row maxima from its K-major scales (its row words unused). */
+	if (!nv)
+		b.rmax_a = sm90_rmax_of(xs_scratch, x);
 
 	if (nv) {
-		pn.data = xd;
-		pn.stride = xs;
-		pn.rows = x->rows;
-		pn.blocks = k / 16;
-		pn.scale = cuda_ptr(x->scale, x->scale_offset);
-		pn.scale_stride = mxa__scale_stride(x);
-		pn.swizzled = x->scale_layout == MXA_LAYOUT_SWIZZLED;
-		pn.swz_tiles = (pn.blocks + 3) / 4;
-		pn.out = (uint8_t *)scratch;
-		pn.row_nan = flags;
-		ret = sm90_prep_nvfp4(cd, pn);
+		ret = sm90_prep_nvfp4(cd, sm90_nvfp4_prep_args_of(x, xd, xs, (uint8_t *)scratch,
+								 flags));
 	} else if (!in_regs) {
 		static_assert(SM90_BF16_BM == 1 << 7, "a flag per stripe by a shift");
 		pa = sm90_prep_args_of(x, xd, xs, xs_scratch, b.rmax_a, (uint8_t *)scratch,

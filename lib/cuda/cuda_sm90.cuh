@@ -648,6 +648,21 @@ struct sm90_c sm90_c_of(const struct mxa_job *job);
  */
 void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
 			float *t2);
+/* The same split for the product of two scales ta * tb (both > 0). */
+void sm90_nvfp4_factors_of(float ta, float tb, float *t1, float *t2);
+/* sm90_prep_nvfp4()'s arguments for m (codes at data, row stride stride). */
+struct sm90_nvfp4_prep_args sm90_nvfp4_prep_args_of(const struct mxa_matrix *m,
+						    const uint8_t *data, uint64_t stride,
+						    uint8_t *out, uint32_t *row_nan);
+/*
+ * The bf16 kernels' flag block where the launcher owns the row flags (the
+ * NVFP4 pre-pass's NaN rows, the weight-only activations'): a word per row
+ * of x (b.m) and of y (b.n), per tile row and tile column, then the count
+ * and list of the fp8 kernel's tiles.  _bytes() needs b's sizes and tile
+ * counts; _at() points b's flags into the (zeroed) block.
+ */
+size_t sm90_bf16_flags_bytes(const struct sm90_bf16_args &b);
+void sm90_bf16_flags_at(struct sm90_bf16_args *b, uint32_t *flags);
 /* The job as a GEMM's op descriptor, for the paths' reject() and rank(). */
 struct mxa_op_desc sm90_desc_of(const struct mxa_job *job);
 /*

@@ -374,11 +374,8 @@ struct sm90_mx_operand sm90_mx_operand_of(const struct mxa_matrix *m,
  * normal) and the smaller first when it overflows, so that a zero sum
  * stays 0 and a result leaves fp32's range only where it really does.
  */
-void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
-			float *t2)
+void sm90_nvfp4_factors_of(float ta, float tb, float *t1, float *t2)
 {
-	const float ta = a->tensor_scale != 0.0f ? a->tensor_scale : 1.0f;
-	const float tb = b->tensor_scale != 0.0f ? b->tensor_scale : 1.0f;
 	const float big = ta > tb ? ta : tb, small = ta > tb ? tb : ta;
 	const float t = (float)((double)ta * tb);	/* exact in double */
 
@@ -392,6 +389,48 @@ void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, 
 		*t1 = small;
 		*t2 = big;
 	}
+}
+
+void sm90_nvfp4_factors(const struct mxa_matrix *a, const struct mxa_matrix *b, float *t1,
+			float *t2)
+{
+	sm90_nvfp4_factors_of(a->tensor_scale != 0.0f ? a->tensor_scale : 1.0f,
+			      b->tensor_scale != 0.0f ? b->tensor_scale : 1.0f, t1, t2);
+}
+
+struct sm90_nvfp4_prep_args sm90_nvfp4_prep_args_of(const struct mxa_matrix *m,
+						    const uint8_t *data, uint64_t stride,
+						    uint8_t *out, uint32_t *row_nan)
+{
+	struct sm90_nvfp4_prep_args p;
+
+	p.data = data;
+	p.stride = stride;
+	p.rows = m->rows;
+	p.blocks = m->cols / 16;
+	p.scale = cuda_ptr(m->scale, m->scale_offset);
+	p.scale_stride = mxa__scale_stride(m);
+	p.swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	p.swz_tiles = (p.blocks + 3) / 4;
+	p.out = out;
+	p.row_nan = row_nan;
+	return p;
+}
+
+size_t sm90_bf16_flags_bytes(const struct sm90_bf16_args &b)
+{
+	return ((size_t)b.m + b.n + b.tiles_m + b.tiles_n + 1 +
+		2 * (size_t)b.tiles_m * b.tiles_n) * 4;
+}
+
+void sm90_bf16_flags_at(struct sm90_bf16_args *b, uint32_t *flags)
+{
+	b->rmax_a = flags;
+	b->rmax_b = flags + b->m;
+	b->bad_rows = flags + b->m + b->n;
+	b->bad_cols = b->bad_rows + b->tiles_m;
+	b->list_count = flags + b->m + b->n + b->tiles_m + b->tiles_n;
+	b->list = b->list_count + 1;
 }
 
 struct mxa_op_desc sm90_desc_of(const struct mxa_job *job)
