@@ -583,7 +583,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_WEIGHT_ONLY_WGMMA */
 		.name = "cuda-weight-only-wgmma",
-		.summary = "weight-only GEMM for sm_90a with bf16 A and M >= 192 (prefill): B (MX or NVFP4) to exact bf16 once by a pre-pass, TMA + wgmma bf16 (the bf16-ss kernel), stripes of B that cannot be folded exactly redone by cuda-weight-only (Documentation/cuda.rst)",
+		.summary = "weight-only GEMM for sm_90a with bf16 A and M > 64 (MX B) or > 128 (NVFP4 B) (prefill): TMA + wgmma bf16, MX codes converted in registers (fp8 codes, or grids under two waves), else B to exact bf16 once by a pre-pass; stripes of B that cannot be folded exactly redone by cuda-weight-only (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM_WEIGHT_ONLY,
 		.native = true,
 		.exact = false,
