@@ -394,7 +394,10 @@ static void dump_worst(const uint32_t *a, const struct wb *b, uint32_t col,
 	FILE *f;
 	uint32_t q;
 
-	if (!path || !*path || !(f = fopen(path, "w")))
+	if (!path || !*path)
+		return;
+	f = fopen(path, "w");
+	if (!f)
 		return;
 	for (q = 0; q < k; q++)
 		fprintf(f, "%u %a %a\n", q, (double)test_f32(a[q]), b_value(b, col, q));
