@@ -97,6 +97,15 @@ enum mxa_scale_type cli_scale_type(struct cli_opt *opts,
  */
 int cli_tensor_scale(struct cli_opt *opts, enum mxa_scale_type type,
 		     float *out);
+/*
+ * The quantized matrix quantize and dequantize name: element and mode
+ * from --recipe / --elem / --mode (cli_resolve_recipe(); need_mode for
+ * quantize), its scale type and --tensor-scale, --cols checked against
+ * the block size, rows x cols in `layout`.  *mode is the resolved mode.
+ */
+int cli_matrix_of(struct cli_opt *opts, bool need_mode, enum mxa_elem elem,
+		  enum mxa_scale_mode *mode, enum mxa_scale_layout layout,
+		  uint32_t rows, uint32_t cols, struct mxa_matrix *m);
 /* The bytes m's data and scale files hold (mxa_matrix_bytes()). */
 int cli_matrix_bytes(const struct mxa_matrix *m, size_t *data,
 		     size_t *scale);

@@ -60,7 +60,6 @@ int cmd_dequantize(int argc, char **argv)
 	size_t data_bytes, scale_bytes, out_bytes;
 	enum mxa_scale_type st;
 	struct mxa_op_desc desc;
-	float ts;
 	struct mxa_matrix src;
 	struct mxa_dense dst;
 	char what[128];
@@ -69,17 +68,10 @@ int cmd_dequantize(int argc, char **argv)
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-	if (cli_resolve_recipe(opts, &elem, &mode, false))
+	if (cli_matrix_of(opts, false, elem, &mode, layout, rows, cols, &src))
 		return CLI_EXIT_ERROR;
-	st = cli_scale_type(opts, mode);
-	if (cli_tensor_scale(opts, st, &ts) ||
-	    cli_check_k_block("cols", cols, st == MXA_SCALE_UE4M3 ?
-			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE))
-		return CLI_EXIT_ERROR;
-	src = (struct mxa_matrix) {
-		.elem = elem, .scale_type = st, .tensor_scale = ts,
-		.scale_layout = layout, .rows = rows, .cols = cols,
-	};
+	elem = src.elem;
+	st = src.scale_type;
 	if (cli_matrix_bytes(&src, &data_bytes, &scale_bytes) ||
 	    cli_dense_bytes(out_dtype, rows, cols, &out_bytes))
 		return CLI_EXIT_ERROR;

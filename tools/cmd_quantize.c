@@ -61,7 +61,6 @@ int cmd_quantize(int argc, char **argv)
 	size_t in_bytes, data_bytes, scale_bytes;
 	enum mxa_scale_type st;
 	struct mxa_op_desc desc;
-	float ts;
 	struct mxa_dense src;
 	struct mxa_matrix dst;
 	char what[128];
@@ -70,17 +69,10 @@ int cmd_quantize(int argc, char **argv)
 	ret = cli_parse(argc, argv, opts, usage);
 	if (ret)
 		return ret == CLI_HELP ? CLI_EXIT_OK : CLI_EXIT_ERROR;
-	if (cli_resolve_recipe(opts, &elem, &mode, true))
+	if (cli_matrix_of(opts, true, elem, &mode, layout, rows, cols, &dst))
 		return CLI_EXIT_ERROR;
-	st = cli_scale_type(opts, mode);
-	if (cli_tensor_scale(opts, st, &ts) ||
-	    cli_check_k_block("cols", cols, st == MXA_SCALE_UE4M3 ?
-			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE))
-		return CLI_EXIT_ERROR;
-	dst = (struct mxa_matrix) {
-		.elem = elem, .scale_type = st, .tensor_scale = ts,
-		.scale_layout = layout, .rows = rows, .cols = cols,
-	};
+	elem = dst.elem;
+	st = dst.scale_type;
 	if (!strcmp(out_data, out_scale)) {
 		cli_error("--out-data and --out-scale both name %s", out_data);
 		return CLI_EXIT_ERROR;

@@ -388,6 +388,27 @@ int cli_tensor_scale(struct cli_opt *opts, enum mxa_scale_type type,
 	return 0;
 }
 
+int cli_matrix_of(struct cli_opt *opts, bool need_mode, enum mxa_elem elem,
+		  enum mxa_scale_mode *mode, enum mxa_scale_layout layout,
+		  uint32_t rows, uint32_t cols, struct mxa_matrix *m)
+{
+	enum mxa_scale_type st;
+	float ts;
+
+	if (cli_resolve_recipe(opts, &elem, mode, need_mode))
+		return -1;
+	st = cli_scale_type(opts, *mode);
+	if (cli_tensor_scale(opts, st, &ts) ||
+	    cli_check_k_block("cols", cols, st == MXA_SCALE_UE4M3 ?
+			      MXA_NVFP4_BLOCK_SIZE : MXA_BLOCK_SIZE))
+		return -1;
+	*m = (struct mxa_matrix) {
+		.elem = elem, .scale_type = st, .tensor_scale = ts,
+		.scale_layout = layout, .rows = rows, .cols = cols,
+	};
+	return 0;
+}
+
 int cli_matrix_bytes(const struct mxa_matrix *m, size_t *data,
 		     size_t *scale)
 {
