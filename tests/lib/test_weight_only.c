@@ -26,8 +26,8 @@
  * the cpu names its kernels, other devices answer for themselves.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,7 +330,7 @@ static void *reference_worker(void *arg)
 
 	for (;;) {
 		size_t i, end;
-		bool bad = false;
+		bool bad;
 
 		pthread_mutex_lock(&j->lock);
 		i = j->next;
@@ -789,17 +789,17 @@ static void one_case(uint32_t m, uint32_t n, uint32_t k, enum mxa_elem eb,
 				ok = err <= bound;
 				if (bound > 0 && err / bound > *worst) {
 					*worst = err / bound;
-					if (worst == &worst_wgmma)
+					if (worst == &worst_wgmma) {
 						dump_worst(abits + (i / n) * k, &b,
 							   (uint32_t)(i % n), k, c, cr,
 							   sabs[i]);
-					if (worst == &worst_wgmma)
 						snprintf(worst_wgmma_case, sizeof(worst_wgmma_case),
 							 "%s x %s %ux%ux%u%s%s",
 							 mxa_dtype_name(adt),
 							 nvfp4 ? "nvfp4" : test_elem(eb)->name,
 							 m, n, k, wide ? " wide scales" : "",
 							 accumulate ? " accumulate" : "");
+					}
 				}
 			}
 			if (ok)
