@@ -185,5 +185,11 @@ const char *cuda_weight_only_wgmma_reject(struct cuda_device *cd,
 					  const struct mxa_op_desc *desc);
 int cuda_weight_only_wgmma_rank(struct cuda_device *cd, const struct mxa_op_desc *desc);
 int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_job *job);
+/*
+ * cuda_gemm_sm90_mixed.cu: NVFP4 x MX and MX x NVFP4 GEMM through the
+ * weight-only kernels (NULL: it can run desc).
+ */
+const char *cuda_mixed_sm90_reject(struct cuda_device *cd, const struct mxa_op_desc *desc);
+int cuda_launch_gemm_mixed_sm90(struct cuda_device *cd, const struct mxa_job *job);
 
 #endif /* MXA_CUDA_INTERNAL_CUH */

@@ -421,6 +421,11 @@ static int rank_weight_only_wgmma(struct mxa_device *dev, const struct mxa_op_de
 	return cuda_weight_only_wgmma_rank(cuda_dev(dev), desc);
 }
 
+static const char *reject_mixed(struct mxa_device *dev, const struct mxa_op_desc *desc)
+{
+	return cuda_mixed_sm90_reject(cuda_dev(dev), desc);
+}
+
 enum {
 	K_QUANTIZE,
 	K_DEQUANTIZE,
@@ -440,6 +445,7 @@ enum {
 	K_SM90_GROUPED,
 	K_SM90_GROUPED_SKINNY,
 	K_WEIGHT_ONLY_WGMMA,
+	K_SM90_MIXED,
 };
 
 /*
@@ -593,6 +599,17 @@ static const struct mxa_kernel cuda_kernels[] = {
 		.reject = reject_weight_only_wgmma,
 		.rank_for = rank_weight_only_wgmma,
 	},
+	{	/* K_SM90_MIXED */
+		.name = "cuda-mixed-sm90",
+		.summary = "native NVFP4 x MX and MX x NVFP4 GEMM for sm_90a: the NVFP4 operand to exact bf16 (code times its UE4M3 scale), a weight-only GEMM of it against the MX operand (cuda-weight-only or cuda-weight-only-wgmma, by M), then the tensor scale, C_in and a transpose where NVFP4 is B (Documentation/cuda.rst)",
+		.op = MXA_OP_GEMM,
+		.native = true,
+		.exact = false,
+		.rank = 20,
+		.scale_types = MXA_KERNEL_SCALES(MXA_SCALE_E8M0) |
+			       MXA_KERNEL_SCALES(MXA_SCALE_UE4M3),
+		.reject = reject_mixed,
+	},
 };
 
 static int launch(struct cuda_device *cd, const struct mxa_work *w)
@@ -629,6 +646,8 @@ static int launch(struct cuda_device *cd, const struct mxa_work *w)
 		return cuda_launch_gemm_grouped_skinny(cd, &w->job);
 	case K_WEIGHT_ONLY_WGMMA:
 		return cuda_launch_gemm_weight_only_wgmma(cd, &w->job);
+	case K_SM90_MIXED:
+		return cuda_launch_gemm_mixed_sm90(cd, &w->job);
 	}
 	return -EINVAL;
 }

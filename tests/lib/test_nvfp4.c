@@ -696,6 +696,28 @@ static struct mxa_matrix gop_upload(struct mxa_device *dev,
 static unsigned int native_cases, native_checked, native_special;
 static double native_worst[2];	/* fp32, bf16: worst error / bound */
 
+/* The kernel NATIVE must name for an M-row request on dev. */
+static const char *native_kernel(struct mxa_device *dev, uint32_t m, bool mixed)
+{
+	if (!test_is_cpu(dev) && mixed)
+		return "cuda-mixed-sm90";
+	return m <= 8 ? "cpu-decode" : "cpu-blocked";
+}
+
+/*
+ * gamma of that kernel (Documentation/numerics.rst): cpu-decode and
+ * cpu-blocked (K + 3) * 2^-24, one more accumulating; cuda-mixed-sm90 the
+ * bound of cuda-weight-only-wgmma, (36 * 4 ceil(K / 64) + 3) * 2^-24
+ * (it exceeds cuda-weight-only's, which runs the smaller shapes), plus a
+ * rounding each for the tensor scale and C_in.
+ */
+static double native_gamma(const char *kernel, uint32_t k, bool acc)
+{
+	if (!strcmp(kernel, "cuda-mixed-sm90"))
+		return (144.0 * ((k + 63) / 64) + 3 + 1 + (acc ? 1 : 0)) * 0x1p-24;
+	return (k + 3 + (acc ? 1 : 0)) * 0x1p-24;
+}
+
 /*
  * One GEMM: A (m x k) and B (n x k), at least one NVFP4, on dev under
  * NATIVE and EMULATED; every result within the bound of
@@ -721,7 +743,7 @@ static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
 					MXA_LAYOUT_PLAIN;
 	float ta = gemm_tensor_scale(true);
 	float tb = gemm_tensor_scale(ta < 0x1p40f);
-	double gamma = (k + 3 + (acc ? 1 : 0)) * 0x1p-24;
+	double gamma;
 	double tiny = (k + 5) * (mbits == 23 ? 0x1p-149 : 0x1p-133);
 	uint32_t *cin = malloc(mn * 4), *ref = malloc(mn * 4);
 	uint32_t *got = malloc(mn * 4);
@@ -762,12 +784,13 @@ static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
 	c = (struct mxa_dense){ .buf = buffer(dev, mn * es), .dtype = dt,
 				.rows = m, .cols = n };
 	CHECK_RET(mxa_plan(dev, &d, MXA_PREF_NATIVE, &plan), 0);
-	CHECK(!strcmp(plan.kernel, m <= 8 ? "cpu-decode" : "cpu-blocked") &&
+	CHECK(!strcmp(plan.kernel, native_kernel(dev, m, nva != nvb)) &&
 	      plan.support == MXA_SUPPORT_NATIVE,
 	      "%s: NATIVE %s x %s %ux%ux%u plans %s (%s)", isa,
 	      nva ? "nvfp4" : test_elem(ea)->name,
 	      nvb ? "nvfp4" : test_elem(eb)->name, m, n, k, plan.kernel,
 	      plan.reason);
+	gamma = native_gamma(plan.kernel, k, acc);
 	for (pass = 0; pass < 2; pass++) {
 		enum mxa_pref pref = pass ? MXA_PREF_NATIVE : MXA_PREF_EMULATED;
 		uint32_t *out = pass ? got : ref;
@@ -914,6 +937,42 @@ static void test_native(struct mxa_device *dflt)
 	printf("NATIVE NVFP4 / mixed gemm: %u ISA levels, %u cases, %u results (%u special) within (K + 3) * 2^-24 * sum|a*b|; worst error / bound: fp32 %.3g, bf16 %.3g\n",
 	       n, native_cases, native_checked, native_special,
 	       native_worst[0], native_worst[1]);
+}
+
+/*
+ * NATIVE mixed NVFP4 x MX and MX x NVFP4 on a device other than the cpu,
+ * where it says it has a kernel (NVFP4 x NVFP4 there: test_nvfp4_native):
+ * ragged shapes on both sides of the weight-only kernels' ranges (the
+ * NVFP4 operand's rows are their M: up to 64, above 128), the reference
+ * the device's EMULATED GEMM (bit-identical to the cpu's, test_cuda_exact).
+ */
+static void test_native_device(struct mxa_device *dev)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 300, 512 }, { 7, 130, 1056 }, { 33, 65, 96 },
+		{ 64, 129, 2048 }, { 130, 257, 320 }, { 300, 129, 2048 },
+		{ 200, 1000, 64 }, { 513, 40, 1024 },
+	};
+	struct mxa_op_desc d = {
+		.op = MXA_OP_GEMM, .a_elem = MXA_ELEM_E2M1, .b_elem = MXA_ELEM_E4M3,
+		.a_scale_type = MXA_SCALE_UE4M3, .b_scale_type = MXA_SCALE_E8M0,
+		.m = 4, .n = 4, .k = 64, .dtype = MXA_DTYPE_F32,
+	};
+	struct mxa_capability cap;
+	unsigned int s, v;
+
+	CHECK_RET(mxa_query(dev, &d, MXA_PREF_NATIVE, &cap), 0);
+	printf("NATIVE NVFP4 x MX on this device: %s (%s)\n",
+	       mxa_support_name(cap.support), cap.reason);
+	if (cap.support != MXA_SUPPORT_NATIVE)
+		return;
+	for (s = 0; s < TEST_ARRAY_SIZE(shapes); s++)
+		for (v = 0; v < 2; v++)
+			native_case(dev, test_device_name(), shapes[s][0], shapes[s][1],
+				    shapes[s][2], v == 0, v == 1, (s + v) % 3 == 0);
+	printf("NATIVE mixed gemm: %u cases, %u results (%u special); worst error / bound: fp32 %.3g, bf16 %.3g\n",
+	       native_cases, native_checked, native_special, native_worst[0],
+	       native_worst[1]);
 }
 
 /* Every malformed NVFP4 request fails with -EINVAL before anything runs. */
@@ -1075,6 +1134,8 @@ int main(void)
 			test_levels();
 		if (test_is_cpu(dev))
 			test_native(dev);
+		else
+			test_native_device(dev);
 		printf("%u tensor runs bit-exact\n", checked_tensors);
 	} else {
 		test_refused(dev);
