@@ -8,7 +8,7 @@
  *              [--weight-only MxNxK ...] [--grouped GxMxNxK ...]
  *              [--grouped-k GxMxNxK ...]
  *              [--pref native|auto|emulated] [--seconds S]
- *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4]
+ *              [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4,nvfp4xmxfp8,mxfp8xnvfp4]
  *              [--wo-recipes mxfp4,nvfp4,mxfp8]
  *              [--grouped-recipes mxfp8,nvfp4]
  *
@@ -61,12 +61,21 @@ static const struct {
 	{ "mxfp6_e3m2", MXA_ELEM_E3M2 },
 	{ "mxfp4", MXA_ELEM_E2M1 },
 	{ "nvfp4", MXA_ELEM_E2M1 },
+	/* Mixed (--recipes only): NVFP4 A x MXFP8 B, and the other way. */
+	{ "nvfp4xmxfp8", MXA_ELEM_E4M3 },
+	{ "mxfp8xnvfp4", MXA_ELEM_E4M3 },
 };
 
 /* NVFP4 is e2m1 with UE4M3 scales per 16 and a tensor scale. */
 static bool is_nvfp4(const char *recipe)
 {
 	return !strcmp(recipe, "nvfp4");
+}
+
+/* A mixed recipe's NVFP4 side: 'a', 'b', or 0 (not mixed). */
+static char mixed_side(const char *recipe)
+{
+	return !strcmp(recipe, "nvfp4xmxfp8") ? 'a' : !strcmp(recipe, "mxfp8xnvfp4") ? 'b' : 0;
 }
 
 /* Whether the comma-separated list names name exactly. */
@@ -235,18 +244,20 @@ static void not_measured(const char *op, const char *recipe, uint32_t m, uint32_
 static void bench_gemm(struct mxa_device *dev, const char *recipe,
 		       enum mxa_elem elem, uint32_t m, uint32_t n, uint32_t k)
 {
-	bool nv = is_nvfp4(recipe);
-	double set_bytes = operand_bytes(elem, nv, m + n, k);
+	const bool nva = is_nvfp4(recipe) || mixed_side(recipe) == 'a';
+	const bool nvb = is_nvfp4(recipe) || mixed_side(recipe) == 'b';
+	const enum mxa_elem ea = nva ? MXA_ELEM_E2M1 : elem, eb = nvb ? MXA_ELEM_E2M1 : elem;
+	double set_bytes = operand_bytes(ea, nva, m, k) + operand_bytes(eb, nvb, n, k);
 	unsigned int sets = (unsigned int)(ROTATE_BYTES / set_bytes + 1);
 	struct mxa_matrix a[MAX_SETS], b[MAX_SETS];
 	struct mxa_dense c = { .dtype = MXA_DTYPE_BF16, .rows = m, .cols = n };
 	struct mxa_gemm_op *ops;
 	struct mxa_fence *f;
 	struct mxa_op_desc d = {
-		.op = MXA_OP_GEMM, .a_elem = elem, .b_elem = elem,
+		.op = MXA_OP_GEMM, .a_elem = ea, .b_elem = eb,
 		.dtype = MXA_DTYPE_BF16, .m = m, .n = n, .k = k,
-		.a_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
-		.b_scale_type = nv ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.a_scale_type = nva ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
+		.b_scale_type = nvb ? MXA_SCALE_UE4M3 : MXA_SCALE_E8M0,
 	};
 	struct mxa_plan plan;
 	double t, times[3];
@@ -261,8 +272,8 @@ static void bench_gemm(struct mxa_device *dev, const char *recipe,
 	if (sets > MAX_SETS)
 		sets = MAX_SETS;
 	for (i = 0; i < sets; i++) {
-		a[i] = operand(dev, elem, nv, m, k, 0.5f);
-		b[i] = operand(dev, elem, nv, n, k, 0.25f);
+		a[i] = operand(dev, ea, nva, m, k, 0.5f);
+		b[i] = operand(dev, eb, nvb, n, k, 0.25f);
 	}
 	ret = mxa_buffer_alloc(dev, (size_t)m * n * 2, &c.buf);
 	if (ret)
@@ -690,7 +701,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < (unsigned int)argc) {
 			seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--weight-only MxNxK]... [--grouped GxMxNxK]... [--grouped-k GxMxNxK]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4] [--wo-recipes mxfp4,nvfp4,mxfp8] [--grouped-recipes mxfp8,nvfp4]\n");
+			fprintf(stderr, "usage: cuda_bench [--device D] [--gemm MxNxK]... [--quant RxC]... [--weight-only MxNxK]... [--grouped GxMxNxK]... [--grouped-k GxMxNxK]... [--pref P] [--seconds S] [--recipes mxfp8,mxfp6_e2m3,mxfp6_e3m2,mxfp4,nvfp4,nvfp4xmxfp8,mxfp8xnvfp4] [--wo-recipes mxfp4,nvfp4,mxfp8] [--grouped-recipes mxfp8,nvfp4]\n");
 			return 2;
 		}
 	}
@@ -709,7 +720,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nw; i++) {
 		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
-			if (lists(wo_recipes, gemm_recipes[r].name))
+			if (lists(wo_recipes, gemm_recipes[r].name) &&
+			    !mixed_side(gemm_recipes[r].name))
 				bench_weight_only(dev, gemm_recipes[r].name,
 						  gemm_recipes[r].elem, wos[i][0],
 						  wos[i][1], wos[i][2]);
@@ -722,7 +734,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < ngr; i++) {
 		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
-			if (lists(gr_recipes, gemm_recipes[r].name))
+			if (lists(gr_recipes, gemm_recipes[r].name) &&
+			    !mixed_side(gemm_recipes[r].name))
 				bench_grouped(dev, gemm_recipes[r].name,
 					      gemm_recipes[r].elem,
 					      (enum mxa_group_kind)grp[i][0], grp[i][1],
