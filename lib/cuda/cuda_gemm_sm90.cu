@@ -142,10 +142,7 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	void *xscratch = NULL, *yscratch = NULL, *scratch = NULL;
 	const uint8_t *data[2];
 	uint64_t stride[2];
-	size_t flags_bytes;
-	uint32_t *flags;
 	CUtensorMap maps[2];
-	cudaError_t e;
 	int ret, i;
 
 	b.m = x->rows;
@@ -159,23 +156,15 @@ int launch_nvfp4(struct cuda_device *cd, const struct mxa_job *job)
 	b.tiles_n8 = 2 * b.tiles_n;
 	b.nvfp4 = 1;
 	sm90_nvfp4_factors(&job->a, &job->b, &b.t1, &b.t2);
-	flags_bytes = sm90_bf16_flags_bytes(b);
 
 	ret = sm90_aligned_data(cd, x, &data[0], &stride[0], &xscratch);
 	if (!ret)
 		ret = sm90_aligned_data(cd, y, &data[1], &stride[1], &yscratch);
 	if (ret)
 		goto out;
-	e = cudaMallocAsync(&scratch, x_bytes + y_bytes + flags_bytes, cd->stream);
-	if (e == cudaSuccess)
-		e = cudaMemsetAsync((uint8_t *)scratch + x_bytes + y_bytes, 0, flags_bytes,
-				    cd->stream);
-	if (e != cudaSuccess) {
-		ret = cuda_fail(e, "cuda-mx-sm90: NVFP4 scratch");
+	ret = sm90_bf16_scratch(cd, &b, x_bytes + y_bytes, &scratch, "cuda-mx-sm90: NVFP4 scratch");
+	if (ret)
 		goto out;
-	}
-	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
-	sm90_bf16_flags_at(&b, flags);
 
 	for (i = 0; i < 2 && !ret; i++) {
 		const struct mxa_matrix *m = ms[i];

@@ -176,7 +176,6 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	void *xscratch = NULL, *xs_scratch = NULL, *scratch = NULL;
 	const uint8_t *xd;
 	uint32_t *flags, xpad;
-	size_t flags_bytes;
 	uint64_t xs;
 	CUtensorMap maps[3];
 	cudaError_t e;
@@ -200,23 +199,17 @@ int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_
 	if (nv)
 		sm90_nvfp4_factors_of(x->tensor_scale != 0.0f ? x->tensor_scale : 1.0f,
 				      0x1p-8f, &b.t1, &b.t2);
-	flags_bytes = sm90_bf16_flags_bytes(b);
 
 	ret = sm90_aligned_data(cd, x, &xd, &xs, &xscratch);
 	if (!ret && !nv)
 		ret = sm90_kmajor_scales(cd, x, true, NULL, &xs_scratch, &xpad);
 	if (ret)
 		goto out;
-	e = cudaMallocAsync(&scratch, x_bytes + y_bytes + flags_bytes, cd->stream);
-	if (e == cudaSuccess)
-		e = cudaMemsetAsync((uint8_t *)scratch + x_bytes + y_bytes, 0, flags_bytes,
-				    cd->stream);
-	if (e != cudaSuccess) {
-		ret = cuda_fail(e, "cuda-weight-only-wgmma: scratch");
+	ret = sm90_bf16_scratch(cd, &b, x_bytes + y_bytes, &scratch,
+				"cuda-weight-only-wgmma: scratch");
+	if (ret)
 		goto out;
-	}
-	flags = (uint32_t *)((uint8_t *)scratch + x_bytes + y_bytes);
-	sm90_bf16_flags_at(&b, flags);
+	flags = (uint32_t *)b.rmax_a;
 	/* MX: B's row maxima from its K-major scales (its row words unused). */
 	if (!nv)
 		b.rmax_a = sm90_rmax_of(xs_scratch, x);

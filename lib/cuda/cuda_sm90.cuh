@@ -663,6 +663,13 @@ struct sm90_nvfp4_prep_args sm90_nvfp4_prep_args_of(const struct mxa_matrix *m,
  */
 size_t sm90_bf16_flags_bytes(const struct sm90_bf16_args &b);
 void sm90_bf16_flags_at(struct sm90_bf16_args *b, uint32_t *flags);
+/*
+ * Stream-ordered scratch of head bytes (the launcher's) and then b's flag
+ * block, zeroed, b's flags pointed into it; freed by the caller (also on
+ * failure, where *scratch is not NULL).  what: the failure's message.
+ */
+int sm90_bf16_scratch(struct cuda_device *cd, struct sm90_bf16_args *b, size_t head,
+		      void **scratch, const char *what);
 /* The job as a GEMM's op descriptor, for the paths' reject() and rank(). */
 struct mxa_op_desc sm90_desc_of(const struct mxa_job *job);
 /*

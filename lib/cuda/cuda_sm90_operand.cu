@@ -423,6 +423,23 @@ size_t sm90_bf16_flags_bytes(const struct sm90_bf16_args &b)
 		2 * (size_t)b.tiles_m * b.tiles_n) * 4;
 }
 
+int sm90_bf16_scratch(struct cuda_device *cd, struct sm90_bf16_args *b, size_t head,
+		      void **scratch, const char *what)
+{
+	const size_t bytes = sm90_bf16_flags_bytes(*b);
+	cudaError_t e = cudaMallocAsync(scratch, head + bytes, cd->stream);
+
+	if (e != cudaSuccess) {
+		*scratch = NULL;
+		return cuda_fail(e, what);
+	}
+	e = cudaMemsetAsync((uint8_t *)*scratch + head, 0, bytes, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, what);
+	sm90_bf16_flags_at(b, (uint32_t *)((uint8_t *)*scratch + head));
+	return 0;
+}
+
 void sm90_bf16_flags_at(struct sm90_bf16_args *b, uint32_t *flags)
 {
 	b->rmax_a = flags;
