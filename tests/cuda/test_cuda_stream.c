@@ -8,7 +8,8 @@
  *   (skipped with one GPU); a base 4 bytes past 16-byte alignment runs
  *   (the GEMM copies such MX operands to aligned scratch) with the same
  *   bytes; an fp32 matrix at an odd address is -EINVAL before anything
- *   runs;
+ *   runs, and so is a weight-only GEMM's bf16 A (decode and prefill
+ *   kernels);
  * - stream mode: quantize + GEMM on a stream of the test's, behind a
  *   kernel that first spins, then writes the inputs (so a library that
  *   did not queue on that stream would read zeros), followed by a kernel
@@ -370,6 +371,35 @@ static void wrap_errors(struct mxa_device *dev)
 		CHECK_RET(cu.mem_alloc(&r, l.end + 16), 0);
 		CHECK_RET(mxa_buffer_wrap(dev, (void *)(uintptr_t)(r + 3), l.end, &buf), 0);
 		CHECK_RET(run_ops(dev, buf, &l, NULL), -EINVAL);
+		mxa_buffer_free(buf);
+		cu.mem_free(r);
+	}
+	/*
+	 * bf16 A of a weight-only GEMM at an odd address: -EINVAL from the
+	 * decode kernel (M = 16) and the wgmma one (M = 256), nothing run.
+	 */
+	{
+		static const uint32_t ms[] = { 16, 256 };
+		const size_t a_at = 0, b_at = 256 * K * 2 + 255, sb_at = b_at + N * K,
+			     c_at = (sb_at + N * K / 32 + 255) / 256 * 256 + 255;
+		unsigned long long r = 0;
+		unsigned int i;
+
+		CHECK_RET(cu.mem_alloc(&r, c_at + 256 * N * 4 + 16), 0);
+		CHECK_RET(mxa_buffer_wrap(dev, (void *)(uintptr_t)(r + 1),
+					  c_at + 256 * N * 4, &buf), 0);
+		for (i = 0; i < TEST_ARRAY_SIZE(ms); i++) {
+			struct mxa_dense a = { buf, a_at, 0, MXA_DTYPE_BF16, ms[i], K };
+			struct mxa_dense c = { buf, c_at, 0, MXA_DTYPE_F32, ms[i], N };
+			struct mxa_matrix b = {
+				.data = buf, .data_offset = b_at, .scale = buf,
+				.scale_offset = sb_at, .elem = MXA_ELEM_E4M3, .rows = N,
+				.cols = K,
+			};
+
+			CHECK_RET(mxa_gemm_weight_only(dev, &a, &b, &c, 0, MXA_PREF_NATIVE),
+				  -EINVAL);
+		}
 		mxa_buffer_free(buf);
 		cu.mem_free(r);
 	}
