@@ -19,7 +19,7 @@ refused() {
 	shift
 	out=$("$bench" --recipes "$@" 2>&1 >/dev/null)
 	rc=$?
-	want="cuda_bench: --recipes: '$bad' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4"
+	want="cuda_bench: --recipes: '$bad' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4, nvfp4xmxfp8, mxfp8xnvfp4"
 	if [ "$rc" = 2 ] && [ "$out" = "$want" ]; then
 		echo "ok: cuda_bench --recipes $* refused"
 	else
@@ -38,11 +38,21 @@ refused "" mxfp4,
 # --wo-recipes (weight-only) names its own option.
 out=$("$bench" --wo-recipes mxfp4,fp4 2>&1 >/dev/null)
 rc=$?
-want="cuda_bench: --wo-recipes: 'fp4' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4"
+want="cuda_bench: --wo-recipes: 'fp4' is not one of mxfp8, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4, nvfp4xmxfp8, mxfp8xnvfp4"
 if [ "$rc" = 2 ] && [ "$out" = "$want" ]; then
 	echo "ok: cuda_bench --wo-recipes mxfp4,fp4 refused"
 else
 	echo "FAIL: cuda_bench --wo-recipes mxfp4,fp4: exit $rc, stderr '$out' (want exit 2, '$want')"
+	failures=$((failures + 1))
+fi
+# Mixed recipes are GEMM recipes only.
+out=$("$bench" --grouped-recipes mxfp8,nvfp4xmxfp8 2>&1 >/dev/null)
+rc=$?
+want="cuda_bench: --grouped-recipes: 'nvfp4xmxfp8' is mixed: --recipes only"
+if [ "$rc" = 2 ] && [ "$out" = "$want" ]; then
+	echo "ok: cuda_bench --grouped-recipes mxfp8,nvfp4xmxfp8 refused"
+else
+	echo "FAIL: cuda_bench --grouped-recipes mxfp8,nvfp4xmxfp8: exit $rc, stderr '$out' (want exit 2, '$want')"
 	failures=$((failures + 1))
 fi
 [ "$failures" = 0 ]

@@ -90,10 +90,11 @@ static bool lists(const char *list, const char *name)
 }
 
 /*
- * 0 when every name in the comma-separated list is a GEMM recipe;
- * otherwise one line naming the first that is not, and -1.
+ * 0 when every name in the comma-separated list is a GEMM recipe (mixed
+ * ones only where `mixed`); otherwise one line naming the first that is
+ * not, and -1.
  */
-static int check_recipes(const char *opt, const char *list)
+static int check_recipes(const char *opt, const char *list, bool mixed)
 {
 	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL) {
 		const size_t n = strcspn(p, ",");
@@ -103,6 +104,12 @@ static int check_recipes(const char *opt, const char *list)
 			if (strlen(gemm_recipes[r].name) == n &&
 			    !strncmp(p, gemm_recipes[r].name, n))
 				break;
+		if (r < TEST_ARRAY_SIZE(gemm_recipes) && !mixed &&
+		    mixed_side(gemm_recipes[r].name)) {
+			fprintf(stderr, "cuda_bench: %s: '%.*s' is mixed: --recipes only\n",
+				opt, (int)n, p);
+			return -1;
+		}
 		if (r == TEST_ARRAY_SIZE(gemm_recipes)) {
 			fprintf(stderr, "cuda_bench: %s: '%.*s' is not one of", opt, (int)n, p);
 			for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
@@ -705,9 +712,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (check_recipes("--recipes", recipes) ||
-	    check_recipes("--wo-recipes", wo_recipes) ||
-	    check_recipes("--grouped-recipes", gr_recipes))
+	if (check_recipes("--recipes", recipes, true) ||
+	    check_recipes("--wo-recipes", wo_recipes, false) ||
+	    check_recipes("--grouped-recipes", gr_recipes, false))
 		return 2;
 	ret = mxa_device_open(devname, &dev);
 	if (ret)
@@ -720,8 +727,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nw; i++) {
 		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
-			if (lists(wo_recipes, gemm_recipes[r].name) &&
-			    !mixed_side(gemm_recipes[r].name))
+			if (lists(wo_recipes, gemm_recipes[r].name))
 				bench_weight_only(dev, gemm_recipes[r].name,
 						  gemm_recipes[r].elem, wos[i][0],
 						  wos[i][1], wos[i][2]);
@@ -734,8 +740,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < ngr; i++) {
 		for (r = 0; r < TEST_ARRAY_SIZE(gemm_recipes); r++)
-			if (lists(gr_recipes, gemm_recipes[r].name) &&
-			    !mixed_side(gemm_recipes[r].name))
+			if (lists(gr_recipes, gemm_recipes[r].name))
 				bench_grouped(dev, gemm_recipes[r].name,
 					      gemm_recipes[r].elem,
 					      (enum mxa_group_kind)grp[i][0], grp[i][1],
