@@ -387,42 +387,52 @@ template <int NT>
 __global__ void wo_prep_kernel(const struct wo_prep_args p, uint4 *out)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	const uint32_t lane = i % 32, j = i / 32 % NT;
-	const uint64_t rest = i / (32 * NT);
-	const uint32_t slot = rest % p.slots, grp = (uint32_t)(rest / p.slots);
-	const uint32_t g = lane / 4, t = lane % 4, row = grp * GROUP + 8 * j + g;
+	const uint64_t total = (uint64_t)p.groups * p.slots * NT * 32;
 	const int pieces = p.bf16 ? 1 : 3;
-	uint32_t w[3][4] = {};
 
 	/* The main kernel may start loading B now. */
 	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-	if (grp >= p.groups || (p.any && !*p.any))
+	if (p.any && !*p.any)
 		return;
-	for (uint32_t q = 0; q < 4; q++) {
-		for (uint32_t h = 0; h < 2; h++) {
-			const uint32_t k = kslot(p.fp4, slot, t, q, h);
-			uint32_t bits = 0, x[3];
+	/*
+	 * A grid of a few waves, by a stride: a redo with nothing to do
+	 * (the usual case) then costs one launch, where one CTA per 256
+	 * fragments cost 0.14 ms for A of 28672 x 8192 just to start and
+	 * return.
+	 */
+	for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+	     i += (uint64_t)gridDim.x * blockDim.x) {
+		const uint32_t lane = i % 32, j = i / 32 % NT;
+		const uint64_t rest = i / (32 * NT);
+		const uint32_t slot = rest % p.slots, grp = (uint32_t)(rest / p.slots);
+		const uint32_t g = lane / 4, t = lane % 4, row = grp * GROUP + 8 * j + g;
+		uint32_t w[3][4] = {};
 
-			if (row < p.m && k < p.k) {
-				const uint8_t *ar = p.a + row * p.stride;
+		for (uint32_t q = 0; q < 4; q++) {
+			for (uint32_t h = 0; h < 2; h++) {
+				const uint32_t k = kslot(p.fp4, slot, t, q, h);
+				uint32_t bits = 0, x[3];
 
-				bits = p.bf16 ? (uint32_t)((const uint16_t *)ar)[k] << 16 :
-						((const uint32_t *)ar)[k];
+				if (row < p.m && k < p.k) {
+					const uint8_t *ar = p.a + row * p.stride;
+
+					bits = p.bf16 ? (uint32_t)((const uint16_t *)ar)[k] << 16 :
+							((const uint32_t *)ar)[k];
+				}
+				if (p.bf16) {
+					x[0] = bits >> 16;
+					x[1] = x[2] = 0;
+				} else {
+					split3(bits, &x[0], &x[1], &x[2]);
+				}
+				for (int pc = 0; pc < 3; pc++)
+					w[pc][q] |= x[pc] << (16 * h);
 			}
-			if (p.bf16) {
-				x[0] = bits >> 16;
-				x[1] = x[2] = 0;
-			} else {
-				split3(bits, &x[0], &x[1], &x[2]);
-			}
-			for (int pc = 0; pc < 3; pc++)
-				w[pc][q] |= x[pc] << (16 * h);
 		}
+		for (int pc = 0; pc < pieces; pc++)
+			out[(((uint64_t)grp * p.slots + slot) * pieces + pc) * NT * 32 + j * 32 + lane] =
+				make_uint4(w[pc][0], w[pc][1], w[pc][2], w[pc][3]);
 	}
-	for (int pc = 0; pc < pieces; pc++)
-		out[(((uint64_t)grp * p.slots + slot) * pieces + pc) * NT * 32 + j * 32 + lane] =
-			make_uint4(w[pc][0], w[pc][1], w[pc][2], w[pc][3]);
 #endif
 }
 
@@ -886,8 +896,8 @@ int launch_nt(struct cuda_device *cd, const struct wo_args &p, const struct wo_p
 	pl.partial = (float4 *)rest;
 	pl.yfrag = (const uint4 *)(rest + partial_bytes);
 	threads = (uint64_t)pl.groups * p.slots * NT * 32;
-	wo_prep_kernel<NT><<<(unsigned int)((threads + 255) / 256), 256, 0, cd->stream>>>(
-		ap, (uint4 *)pl.yfrag);
+	wo_prep_kernel<NT><<<(unsigned int)min((threads + 255) / 256, (uint64_t)cd->sms * 16),
+			     256, 0, cd->stream>>>(ap, (uint4 *)pl.yfrag);
 	return launch_e<NT>(cd, p, pl, elem, nv, pieces);
 }
 
