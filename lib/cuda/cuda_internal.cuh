@@ -107,6 +107,14 @@ int cuda_launch_dequantize(struct cuda_device *cd, const struct mxa_job *job);
  */
 int cuda_dequantize_bf16(struct cuda_device *cd, const struct mxa_matrix *m,
 			 uint16_t *dst);
+/*
+ * An MX matrix (rows x K) as two exact bf16 matrices (packed, device
+ * memory) and a per-row exponent R: element = a0 * 2^(R - 191) + a1 *
+ * 2^(R - 331), a1 nonzero only for blocks 2^140 and more below the row's
+ * largest scale; *any nonzero where some is (cuda-mixed-sm90).
+ */
+int cuda_mx_bands(struct cuda_device *cd, const struct mxa_matrix *m, uint16_t *a0,
+		  uint16_t *a1, int32_t *rexp, uint32_t *any);
 /* dst (bf16, rows x cols) = round(src (fp32) [+ dst when accumulating]). */
 int cuda_f32_to_bf16(struct cuda_device *cd, const float *src, uint32_t cols,
 		     uint32_t rows, uint64_t src_ld, uint16_t *dst,
@@ -187,7 +195,8 @@ int cuda_weight_only_wgmma_rank(struct cuda_device *cd, const struct mxa_op_desc
 int cuda_launch_gemm_weight_only_wgmma(struct cuda_device *cd, const struct mxa_job *job);
 /*
  * cuda_gemm_sm90_mixed.cu: NVFP4 x MX and MX x NVFP4 GEMM through the
- * weight-only kernels (NULL: it can run desc).
+ * weight-only kernels, the MX or NVFP4 B streamed as it is (NULL: it can
+ * run desc).
  */
 const char *cuda_mixed_sm90_reject(struct cuda_device *cd, const struct mxa_op_desc *desc);
 int cuda_launch_gemm_mixed_sm90(struct cuda_device *cd, const struct mxa_job *job);

@@ -601,7 +601,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90_MIXED */
 		.name = "cuda-mixed-sm90",
-		.summary = "native NVFP4 x MX and MX x NVFP4 GEMM for sm_90a: the NVFP4 operand to exact bf16 (code times its UE4M3 scale), a weight-only GEMM of it against the MX operand (cuda-weight-only or cuda-weight-only-wgmma, by M), then the tensor scale, C_in and a transpose where NVFP4 is B (Documentation/cuda.rst)",
+		.summary = "native NVFP4 x MX and MX x NVFP4 GEMM for sm_90a through the weight-only kernels (cuda-weight-only or cuda-weight-only-wgmma, by M): NVFP4 A to exact bf16 against MX B as it is; MX A to exact bf16 scaled per row (two bands of binades) against NVFP4 B as it is (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM,
 		.native = true,
 		.exact = false,

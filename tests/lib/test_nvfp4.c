@@ -727,10 +727,23 @@ static double native_gamma(const char *kernel, uint32_t k, bool acc)
  * gamma = (K + 3) * 2^-24, (K + 4) * 2^-24 accumulating; special values
  * exactly as the reference.
  */
+/* native_case()'s options. */
+enum {
+	NATIVE_NAN_SCALES = 1,	/* one NaN scale, some -Inf in C_in */
+	/*
+	 * MX A only: half its rows with a first block of zero codes at a
+	 * scale of 2^103 .. 2^123 and the others 2^-87 .. 2^-47, so that the
+	 * row's value lies in blocks 2^150 and more below its largest scale
+	 * (cuda-mixed-sm90's band 1).
+	 */
+	NATIVE_WIDE_MX_A = 2,
+};
+
 static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
 			uint32_t n, uint32_t k, bool nva, bool nvb,
-			bool nan_scales)
+			unsigned int opts)
 {
+	const bool nan_scales = opts & NATIVE_NAN_SCALES;
 	enum mxa_elem ea = test_elems[test_rand_below(5)];
 	enum mxa_elem eb = test_elems[test_rand_below(5)];
 	enum mxa_dtype dt = test_rand_below(2) ? MXA_DTYPE_BF16 : MXA_DTYPE_F32;
@@ -761,6 +774,18 @@ static void native_case(struct mxa_device *dev, const char *isa, uint32_t m,
 	native_cases++;
 	gop_init(&a, nva, ea, m, k, ta);
 	gop_init(&b, nvb, eb, n, k, tb);
+	if ((opts & NATIVE_WIDE_MX_A) && !nva) {
+		uint32_t r, j, nb = k / 32;
+
+		for (r = 0; r < m; r++) {
+			if (test_rand_below(2))
+				continue;
+			memset(a.code + (size_t)r * k, 0, 32);
+			a.scale[(size_t)r * nb] = (uint8_t)(230 + test_rand_below(21));
+			for (j = 1; j < nb; j++)
+				a.scale[(size_t)r * nb + j] = (uint8_t)(40 + test_rand_below(41));
+		}
+	}
 	if (nan_scales) {
 		struct gop *o = test_rand_below(2) ? &a : &b;
 		size_t at = test_rand_below(o->rows * (o->cols / o->bs));
@@ -888,7 +913,7 @@ static void native_cases_on(struct mxa_device *dev, const char *isa)
 			if (v && k % 32)
 				k += 16;
 			native_case(dev, isa, shapes[s][0], shapes[s][1], k,
-				    v != 2, v != 1, (s + v) % 3 == 0);
+				    v != 2, v != 1, (s + v) % 3 == 0 ? NATIVE_NAN_SCALES : 0);
 		}
 	}
 }
@@ -925,10 +950,10 @@ static void test_native(struct mxa_device *dflt)
 	 */
 	setenv("MXACCEL_CPU_PACK_BUDGET", "4096", 1);
 	if (!mxa_device_open("cpu", &dev)) {
-		native_case(dev, "striped", 40, 70, 288, true, true, false);
-		native_case(dev, "striped", 17, 40, 2080, true, false, false);
-		native_case(dev, "striped", 33, 9, 1056, false, true, true);
-		native_case(dev, "striped", 20, 30, 1072, true, true, false);
+		native_case(dev, "striped", 40, 70, 288, true, true, 0);
+		native_case(dev, "striped", 17, 40, 2080, true, false, 0);
+		native_case(dev, "striped", 33, 9, 1056, false, true, NATIVE_NAN_SCALES);
+		native_case(dev, "striped", 20, 30, 1072, true, true, 0);
 		mxa_device_close(dev);
 	} else {
 		CHECK(0, "MXACCEL_CPU_PACK_BUDGET=4096: no cpu device");
@@ -942,9 +967,11 @@ static void test_native(struct mxa_device *dflt)
 /*
  * NATIVE mixed NVFP4 x MX and MX x NVFP4 on a device other than the cpu,
  * where it says it has a kernel (NVFP4 x NVFP4 there: test_nvfp4_native):
- * ragged shapes on both sides of the weight-only kernels' ranges (the
- * NVFP4 operand's rows are their M: up to 64, above 128), the reference
- * the device's EMULATED GEMM (bit-identical to the cpu's, test_cuda_exact).
+ * ragged shapes on both sides of the weight-only kernels' ranges (A's
+ * rows are their M: up to 64, above 128), both orders (cuda-mixed-sm90's
+ * two routes) and MX A with rows of scales too wide for one bf16 band;
+ * the reference the device's EMULATED GEMM (bit-identical to the cpu's,
+ * test_cuda_exact).
  */
 static void test_native_device(struct mxa_device *dev)
 {
@@ -966,10 +993,13 @@ static void test_native_device(struct mxa_device *dev)
 	       mxa_support_name(cap.support), cap.reason);
 	if (cap.support != MXA_SUPPORT_NATIVE)
 		return;
+	/* v: NVFP4 x MX, MX x NVFP4, MX x NVFP4 with wide rows of A. */
 	for (s = 0; s < TEST_ARRAY_SIZE(shapes); s++)
-		for (v = 0; v < 2; v++)
+		for (v = 0; v < 3; v++)
 			native_case(dev, test_device_name(), shapes[s][0], shapes[s][1],
-				    shapes[s][2], v == 0, v == 1, (s + v) % 3 == 0);
+				    shapes[s][2], v == 0, v != 0,
+				    ((s + v) % 3 == 0 ? NATIVE_NAN_SCALES : 0) |
+				    (v == 2 ? NATIVE_WIDE_MX_A : 0));
 	printf("NATIVE mixed gemm: %u cases, %u results (%u special); worst error / bound: fp32 %.3g, bf16 %.3g\n",
 	       native_cases, native_checked, native_special, native_worst[0],
 	       native_worst[1]);
