@@ -269,10 +269,12 @@ __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
  * maps, its first column of A's K-major scales (16-byte aligned: the
  * innermost coordinate of a TMA box must be), its first column of C, and
  * the ends past which rows of A (rows of C) and columns of C are not
- * stored; id is the policy's own.
+ * stored; id is the policy's own.  c_a is C's coordinate of A's first
+ * row (its row; its column where p.transposed): a_row, except where A is
+ * a group's part of a stack.
  */
 struct tile_at {
-	uint32_t a_row, b_row, c_col, sa_col;
+	uint32_t a_row, b_row, c_col, sa_col, c_a;
 	uint32_t m_end, n_end;
 	uint32_t id;
 };
@@ -313,9 +315,9 @@ __device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float
 	stage_acc<NV>(p, st, acc, rb, c);
 	asm volatile("bar.sync 1, 256;" ::: "memory");
 	if (p.transposed)
-		write_c(p, st, EPI_LDT, BN, BM, t.c_col, t.a_row, t.n_end, t.m_end);
+		write_c(p, st, EPI_LDT, BN, BM, t.c_col, t.c_a, t.n_end, t.m_end);
 	else
-		write_c(p, st, EPI_LD, BM, BN, t.a_row, t.c_col, t.m_end, t.n_end);
+		write_c(p, st, EPI_LD, BM, BN, t.c_a, t.c_col, t.m_end, t.n_end);
 }
 
 /* Hand this tile to the fp8 kernel: it is two of its tiles wide. */
@@ -338,7 +340,7 @@ struct dense_tiles {
 		uint32_t tile_m, tile_n;
 
 		tile_of(p, &tile_m, &tile_n);
-		t->a_row = t->sa_col = tile_m * BM;
+		t->a_row = t->sa_col = t->c_a = tile_m * BM;
 		t->b_row = t->c_col = tile_n * BN;
 		t->m_end = p.m;
 		t->n_end = p.n;
@@ -384,7 +386,7 @@ struct group_tiles {
 		if (!sm90_group_raster(g.tile_start[g.count], p.tiles_n, blockIdx.x, &u, &tn))
 			return false;
 		gt = sm90_group_tile(g, u, tn);
-		t->a_row = gt.a_row;
+		t->a_row = t->c_a = gt.a_row;
 		t->b_row = gt.b_row;
 		t->c_col = gt.c_col;
 		t->sa_col = gt.sa_col;
@@ -416,6 +418,48 @@ struct group_tiles {
 						      const struct tile_at &t)
 	{
 		return bad(p, t);
+	}
+};
+
+/*
+ * A grouped GEMM (2d x 3d) with the operands swapped, C^T = B A^T per
+ * group (sm90_group_unit()): the kernel's A is 128 rows of the B stack,
+ * in registers (its K-major scales at its stack row: N a multiple of 16
+ * keeps that 16-byte aligned), its B 256 rows of the group's A from the
+ * pre-pass; stored transposed, C's columns from the tile of N, its rows
+ * A's.  Why: the other mapping converts the whole stack (groups x N x K)
+ * by the pre-pass, which the dense GEMM of the same work does not;
+ * here the pre-pass converts A (M x K), as the dense one converts its B.
+ */
+struct group_tiles_swapped {
+	static __device__ __forceinline__ bool at(const struct sm90_bf16_args &p,
+						  struct tile_at *t)
+	{
+		const struct sm90_groups &g = p.groups;
+		uint32_t u, tn;
+		struct sm90_group_unit gu;
+
+		if (!sm90_group_raster(g.unit_start[g.count], p.tiles_n, blockIdx.x, &u, &tn))
+			return false;
+		gu = sm90_group_unit(g, u, tn);
+		t->a_row = t->sa_col = gu.b_row;
+		t->c_a = gu.n0;
+		t->m_end = g.n;
+		t->b_row = t->c_col = gu.a_row;
+		t->n_end = gu.a_end;
+		t->id = u * p.tiles_n + tn;
+		return true;
+	}
+	/* By every thread (a block-wide vote): any of the tile's rows of A. */
+	static __device__ __forceinline__ bool bad(const struct sm90_bf16_args &p,
+						   const struct tile_at &t)
+	{
+		return group_tiles::bad(p, t);
+	}
+	static __device__ __forceinline__ void leave(const struct sm90_bf16_args &p,
+						     const struct tile_at &t)
+	{
+		group_tiles::leave(p, t);
 	}
 };
 
@@ -482,6 +526,7 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 #else
 struct dense_tiles;
 struct group_tiles;
+struct group_tiles_swapped;
 #endif /* SM90_CODE */
 
 /*
@@ -838,6 +883,18 @@ int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 			     const struct sm90_bf16_args &p)
 {
 	return launch_elem<group_tiles>(cd, maps, p);
+}
+
+int sm90_launch_bf16_grouped_swapped(struct cuda_device *cd, const CUtensorMap *maps,
+				     const struct sm90_bf16_args &p)
+{
+	/* fp8 codes only: the others convert at a cost the pre-pass does not have. */
+	if (p.elem_a == SM90_E5M2)
+		return launch_inst<SM90_E5M2, group_tiles_swapped>(cd, maps, p);
+	if (p.elem_a == SM90_E4M3)
+		return launch_inst<SM90_E4M3, group_tiles_swapped>(cd, maps, p);
+	return cuda_err(-EINVAL, "cuda-grouped-sm90: the swapped mapping takes fp8 b only (elem %d)",
+			p.elem_a);
 }
 
 int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,

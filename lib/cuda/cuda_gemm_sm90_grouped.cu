@@ -57,6 +57,7 @@ struct sched_args {
 	/* A's swizzled scales: bytes per 128-row tile row (0: plain). */
 	uint64_t a_swz_row_bytes, a_scale_avail;
 	uint32_t *row_start, *tile_start;	/* count + 1 each */
+	uint32_t *unit_start;			/* count + 1, or NULL (sm90_groups) */
 	uint32_t *status;			/* 4 words, zeroed */
 };
 
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sc
 	const uint32_t per = (p.count + SCHED_THREADS - 1) / SCHED_THREADS;
 	const uint32_t g0 = min(threadIdx.x * per, p.count), g1 = min(g0 + per, p.count);
 	unsigned long long bad = ~0ull;
-	uint32_t tiles = 0, first, total, g;
+	uint32_t tiles = 0, first, total, g, utotal = 0;
 
 	if (threadIdx.x == 0)
 		first_bad = ~0ull;
@@ -103,6 +104,19 @@ __global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sc
 		p.tile_start[g] = first;
 		first += ((uint32_t)(p.ends[g] - prev) + BM - 1) / BM;
 	}
+	/* The same in units of 256 rows, for the swapped mapping. */
+	if (p.unit_start) {
+		uint32_t units = 0, ufirst;
+
+		for (g = g0; g < g1; g++)
+			units += ((uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) + BN - 1) / BN;
+		__syncthreads();	/* tmp again */
+		scan(tmp).ExclusiveSum(units, ufirst, utotal);
+		for (g = g0; g < g1; g++) {
+			p.unit_start[g] = ufirst;
+			ufirst += ((uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) + BN - 1) / BN;
+		}
+	}
 	__syncthreads();
 	if (threadIdx.x != 0)
 		return;
@@ -111,6 +125,8 @@ __global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sc
 		first_bad = SCHED_A_SCALES;
 	p.row_start[p.count] = p.extent;
 	p.tile_start[p.count] = first_bad == ~0ull ? total : 0;
+	if (p.unit_start)
+		p.unit_start[p.count] = first_bad == ~0ull ? utotal : 0;
 	p.status[3] = total;
 	if (first_bad != ~0ull) {
 		const uint32_t i = (uint32_t)(first_bad >> 8);
@@ -300,6 +316,7 @@ struct fallback_args {
 	uint32_t a_pad, b_pad;
 	int ea, eb;			/* enum sm90_elem */
 	uint32_t blocks, tiles_n;
+	int swapped;			/* list ids of sm90_group_unit()'s mapping */
 	struct sm90_groups g;
 	struct sm90_c out;
 };
@@ -368,16 +385,36 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
 	for (uint32_t i = blockIdx.x; i < *p.g.list_count; i += gridDim.x) {
 		const uint32_t id = p.g.list[i];
-		const struct sm90_group_tile t = sm90_group_tile(p.g, id / p.tiles_n,
-								 id % p.tiles_n);
+		/* The tile's rows of A from a0 (scales from sa0), C's columns from c0. */
+		uint32_t a0, a_end, sa0, b0, c0, cols;
 
+		if (p.swapped) {
+			const struct sm90_group_unit t = sm90_group_unit(p.g, id / p.tiles_n,
+									 id % p.tiles_n);
+
+			a0 = sa0 = t.a_row;
+			a_end = t.a_end;
+			b0 = t.b_row;
+			c0 = t.n0;
+			cols = BM;
+		} else {
+			const struct sm90_group_tile t = sm90_group_tile(p.g, id / p.tiles_n,
+									 id % p.tiles_n);
+
+			a0 = t.a_row;
+			sa0 = t.sa_col;
+			a_end = t.m_end;
+			b0 = t.b_row;
+			c0 = t.c_col;
+			cols = BN;
+		}
 		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
-			const uint32_t r = t.a_row + e / BN, j = e % BN;
+			const uint32_t r = a0 + e / cols, j = e % cols;
 			const uint8_t *ar = p.a + r * p.a_stride;
-			const uint8_t *br = p.b + (uint64_t)(t.b_row + j) * p.b_stride;
+			const uint8_t *br = p.b + (uint64_t)(b0 + j) * p.b_stride;
 			float acc = 0.0f;
 
-			if (r >= t.m_end || t.c_col + j >= p.g.n)
+			if (r >= a_end || c0 + j >= p.g.n)
 				continue;
 			for (uint32_t kb = 0; kb < p.blocks; kb++) {
 				float part = 0.0f;
@@ -387,12 +424,12 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 						    elem_value(p.eb, code_at(br, p.eb, k)), part);
 				acc = promote_fma(part,
 						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad +
-								   t.sa_col + e / BN]),
+								   sa0 + e / cols]),
 						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
-								   t.b_row + j]),
+								   b0 + j]),
 						  acc);
 			}
-			store_c_value(p.out, r * p.out.stride + t.c_col + j, acc);
+			store_c_value(p.out, r * p.out.stride + c0 + j, acc);
 		}
 	}
 #endif
@@ -670,6 +707,7 @@ int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
 		fb.eb = sm90_elem_of(bs.elem);
 		fb.blocks = blocks;
 		fb.tiles_n = tiles_n;
+		fb.swapped = 0;
 		fb.g = g;
 		fb.out = p.out;
 		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
@@ -677,6 +715,115 @@ int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
 	}
 	if (bfb)
 		cudaFreeAsync(bfb, cd->stream);
+	if (sb)
+		cudaFreeAsync(sb, cd->stream);
+	if (sa)
+		cudaFreeAsync(sa, cd->stream);
+	if (bscr)
+		cudaFreeAsync(bscr, cd->stream);
+	if (ascr)
+		cudaFreeAsync(ascr, cd->stream);
+	return ret;
+}
+
+/*
+ * 2d x 3d with MX operands, swapped (fp8 B, N a multiple of 16, the
+ * stack at least as many rows as A): A's scales K-major by row and A to
+ * bf16 (rows that cannot fold flagged), the B stack's scales K-major, the
+ * bf16 kernel over sm90_group_unit()'s tiles with the stack's codes in
+ * registers, the fp32 fallback for the tiles it leaves.  The pre-pass
+ * then converts M x K values, not groups x N x K.
+ */
+int launch_2d_3d_mx_swapped(struct cuda_device *cd, const struct mxa_job *job,
+			    const struct sm90_groups &g, uint32_t units, uint32_t tiles_n,
+			    const uint32_t *status)
+{
+	const struct mxa_matrix *a = &job->a;
+	struct mxa_matrix bs = job->b;
+	const uint32_t n = g.n, blocks = a->cols / 32;
+	const uint64_t list_max = (uint64_t)units * tiles_n;
+	void *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfa = NULL;
+	const uint8_t *ad, *bd;
+	uint64_t as, bstr;
+	struct scales_args ssa, ssb;
+	struct sm90_prep_args pa;
+	struct sm90_bf16_args p;
+	struct fallback_args fb;
+	CUtensorMap maps[3];
+	cudaError_t e;
+	int ret;
+
+	bs.rows = g.count * n;
+	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
+	if (!ret)
+		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
+	if (!ret)
+		ret = scales_of(cd, a, a->rows, true, 0, 0, g, status, &sa, &ssa);
+	if (!ret)
+		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, status, &sb, &ssb);
+	if (!ret) {
+		e = cudaMallocAsync(&bfa, (size_t)a->rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
+				    cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
+	}
+	if (!ret) {
+		pa.data = ad;
+		pa.stride = as;
+		pa.rows = a->rows;
+		pa.blocks = blocks;
+		pa.rows_pad = ssa.rows_pad;
+		pa.elem = sm90_elem_of(a->elem);
+		pa.scales = ssa.out;
+		pa.rmax = ssa.rmax;
+		pa.out = (uint8_t *)bfa;
+		pa.bad_tiles = (uint32_t *)g.bad_b;
+		pa.tile_shift = 0;
+		ret = sm90_prep_bf16(cd, pa);
+	}
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], &bs, bd, bstr, BM);
+	if (!ret)
+		ret = sm90_map_prepped(&maps[1], pa, BN);
+	if (!ret)
+		ret = sm90_make_map(&maps[2], ssb.out, ssb.rows_pad, blocks, ssb.rows_pad, BM, 2,
+				    CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret) {
+		memset(&p, 0, sizeof(p));
+		p.m = bs.rows;
+		p.n = a->rows;
+		p.blocks = blocks;
+		p.elem_a = sm90_elem_of(bs.elem);
+		p.out = sm90_c_of(job);
+		p.transposed = 1;
+		p.tiles_m = units;
+		p.tiles_n = tiles_n;
+		p.rmax_a = ssb.rmax;
+		p.rmax_b = ssa.rmax;
+		p.groups = g;
+		ret = sm90_launch_bf16_grouped_swapped(cd, maps, p);
+	}
+	if (!ret) {
+		fb.a = ad;
+		fb.b = bd;
+		fb.a_stride = as;
+		fb.b_stride = bstr;
+		fb.sa = ssa.out;
+		fb.sb = ssb.out;
+		fb.a_pad = ssa.rows_pad;
+		fb.b_pad = ssb.rows_pad;
+		fb.ea = sm90_elem_of(a->elem);
+		fb.eb = sm90_elem_of(bs.elem);
+		fb.blocks = blocks;
+		fb.tiles_n = tiles_n;
+		fb.swapped = 1;
+		fb.g = g;
+		fb.out = p.out;
+		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
+				  256, 0, cd->stream>>>(fb);
+	}
+	if (bfa)
+		cudaFreeAsync(bfa, cd->stream);
 	if (sb)
 		cudaFreeAsync(sb, cd->stream);
 	if (sa)
@@ -846,15 +993,27 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 	const struct mxa_grouped *gr = &job->groups;
 	const struct mxa_matrix *a = &job->a;
 	const uint32_t count = gr->count, n = job->b.rows, blocks = a->cols / mxa__block(a);
+	const bool nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
+	/*
+	 * The swapped mapping where it converts fewer values in the pre-pass
+	 * (the stack has at least A's rows) and its conditions hold: fp8 B
+	 * (converted in registers cheaply) and N on 16 (its scales' TMA
+	 * column).
+	 */
+	const bool swapped = !skinny && !nvfp4 &&
+			     (job->b.elem == MXA_ELEM_E4M3 || job->b.elem == MXA_ELEM_E5M2) &&
+			     n % 16 == 0 && (uint64_t)count * n >= a->rows;
 	const uint32_t tiles_n = (n + BN - 1) / BN;
 	const uint32_t tiles_m = (a->rows + BM - 1) / BM + count;
-	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
-	const bool nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
+	const uint32_t tiles_n_s = (n + BM - 1) / BM;
+	const uint32_t units = (a->rows + BN - 1) / BN + count;
+	const uint64_t list_max = swapped ? (uint64_t)units * tiles_n_s :
+				  (uint64_t)tiles_m * tiles_n;
 	void *sched = NULL;
 	size_t sched_bytes;
 	struct sched_args sp;
 	struct sm90_groups g;
-	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, stack_rows;
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, stack_rows, flag_rows;
 	cudaError_t e;
 	int ret;
 
@@ -872,9 +1031,13 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 		return cuda_err(-EOVERFLOW, "cuda-grouped-sm90: b's stack of %u x %u rows has more than 2^32 - 1",
 				count, n);
 	stack_rows = count * n;
+	flag_rows = swapped ? a->rows : stack_rows;
 
-	/* status (4 words), row_start, tile_start, list count, list, per B row flags. */
-	sched_bytes = 16 + 2 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)stack_rows * 4;
+	/*
+	 * status (4 words), row_start, tile_start, unit_start, list count,
+	 * list, per-row flags of the pre-passed operand.
+	 */
+	sched_bytes = 16 + 3 * ((size_t)count + 1) * 4 + 4 + list_max * 4 + (size_t)flag_rows * 4;
 	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
 	if (e == cudaSuccess)
 		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
@@ -882,9 +1045,10 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
 	g.row_start = (const uint32_t *)((uint8_t *)sched + 16);
 	g.tile_start = g.row_start + count + 1;
+	g.unit_start = swapped ? g.tile_start + count + 1 : NULL;
 	g.count = count;
 	g.n = n;
-	g.list_count = (uint32_t *)(g.tile_start + count + 1);
+	g.list_count = (uint32_t *)(g.tile_start + 2 * (count + 1));
 	g.list = g.list_count + 1;
 	g.bad_b = g.list + list_max;
 
@@ -896,11 +1060,13 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 	sp.a_scale_avail = a->scale->size - a->scale_offset;
 	sp.row_start = (uint32_t *)g.row_start;
 	sp.tile_start = (uint32_t *)g.tile_start;
+	sp.unit_start = (uint32_t *)g.unit_start;
 	sp.status = (uint32_t *)sched;
 	schedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
 
 	ret = skinny ? launch_2d_3d_skinny(cd, job, g, sp.status) :
 	      nvfp4 ? launch_2d_3d_nvfp4(cd, job, g, tiles_m, tiles_n, sp.status) :
+	      swapped ? launch_2d_3d_mx_swapped(cd, job, g, units, tiles_n_s, sp.status) :
 		      launch_2d_3d_mx(cd, job, g, tiles_m, tiles_n, sp.status);
 	/*
 	 * The verdict on the offsets, where the call waits for the stream
@@ -919,8 +1085,8 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 			ret = report_status(job, st);
 		if (!ret)
 			cuda_dbg("cuda-grouped-sm90: %s, %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
-				 nvfp4 ? "NVFP4" : "MX", count, st[3],
-				 (unsigned long long)tiles_m, tiles_n, left);
+				 nvfp4 ? "NVFP4" : swapped ? "MX, swapped (B's stack in registers)" : "MX",
+				 count, st[3], (unsigned long long)tiles_m, tiles_n, left);
 	}
 	cudaFreeAsync(sched, cd->stream);
 	return ret;

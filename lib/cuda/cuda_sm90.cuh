@@ -336,9 +336,15 @@ enum sm90_elem { SM90_E4M3, SM90_E5M2, SM90_E2M3, SM90_E3M2, SM90_E2M1 };
 struct sm90_groups {
 	const uint32_t *row_start;	/* count + 1: first row of A per group */
 	const uint32_t *tile_start;	/* count + 1: first tile row per group */
+	/*
+	 * count + 1: first unit of 256 rows of A per group, for the mapping
+	 * with the operands swapped (sm90_group_unit()); NULL for the other.
+	 */
+	const uint32_t *unit_start;
 	uint32_t count;
 	uint32_t n;			/* rows of B (columns of C) per group */
-	const uint32_t *bad_b;		/* per row of the B stack: not foldable */
+	/* Per row of the pre-passed operand (the B stack, or A swapped): not foldable. */
+	const uint32_t *bad_b;
 	uint32_t *list, *list_count;	/* tiles left to the fallback kernel */
 };
 
@@ -430,6 +436,42 @@ sm90_group_tile(const struct sm90_groups &g, uint32_t u, uint32_t tn)
 }
 
 /*
+ * The grouped GEMM with the operands swapped (C^T = B A^T per group: the
+ * B stack's codes as the kernel's 128-row operand, converted in
+ * registers, A's rows from the pre-pass as its 256-row one): unit u of
+ * 256 rows of A of all groups' (< unit_start[count]), tile tn of 128 rows
+ * of B.  A's rows [a_row, a_end) at most, the B stack's rows from b_row,
+ * C's columns from n0 (the group's N ends them).
+ */
+struct sm90_group_unit {
+	uint32_t group;
+	uint32_t a_row, a_end;
+	uint32_t b_row, n0;
+};
+
+static __host__ __device__ __forceinline__ struct sm90_group_unit
+sm90_group_unit(const struct sm90_groups &g, uint32_t u, uint32_t tn)
+{
+	uint32_t lo = 0, hi = g.count;
+	struct sm90_group_unit t;
+
+	while (hi - lo > 1) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g.unit_start[mid] <= u)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	t.group = lo;
+	t.a_row = g.row_start[lo] + (u - g.unit_start[lo]) * SM90_BF16_BN;
+	t.a_end = g.row_start[lo + 1];
+	t.n0 = tn * SM90_BF16_BM;
+	t.b_row = lo * g.n + t.n0;
+	return t;
+}
+
+/*
  * A's K-major scales for the grouped kernel are laid out by tile row:
  * tile row u's 128 rows at u * 128, because the scale map's box starts at
  * its tile in the innermost dimension and the tensor memory accelerator
@@ -509,6 +551,13 @@ bool sm90_bf16_fits(struct cuda_device *cd);
  * group (p.groups; p.tiles_m x p.tiles_n CTAs, an upper bound), maps as
  * for sm90_launch_bf16() with B the bf16 stack of all groups.
  */
+/*
+ * The same over sm90_group_unit()'s mapping (p.transposed, fp8 codes of
+ * the B stack in maps[0] and its K-major scales in maps[2], A from the
+ * pre-pass in maps[1]).
+ */
+int sm90_launch_bf16_grouped_swapped(struct cuda_device *cd, const CUtensorMap *maps,
+				     const struct sm90_bf16_args &p);
 int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 			     const struct sm90_bf16_args &p);
 /*

@@ -16,7 +16,9 @@
  * an illegal instruction on an unaligned innermost box start, as the
  * group's first row was on the H200), its 128 rows there are the tile's
  * rows of A, and every row of A is its own group's at exactly one of them.
- * Built by nvcc as host code where nvcc is found; needs no GPU.
+ * The same coverage for the swapped mapping (sm90_group_unit(): units of
+ * 256 rows of A, tiles of 128 rows of B, B's stack row 16-byte aligned in
+ * its scale map when N is a multiple of 16).  Built by nvcc as host code where nvcc is found; needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,9 +126,72 @@ static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 	return (long)seen.size();
 }
 
+/*
+ * The swapped mapping (sm90_group_unit(), group_tiles_swapped): units of
+ * 256 rows of A per group, tiles of 128 rows of B; returns the pairs of
+ * (row of A, tile of N) covered, each by exactly one CTA, or -1.
+ */
+static long check_swapped(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
+{
+	const uint32_t m = (uint32_t)ends[count - 1];
+	const uint32_t tiles_n = (n + SM90_BF16_BM - 1) / SM90_BF16_BM;
+	const uint32_t units = (m + SM90_BF16_BN - 1) / SM90_BF16_BN + count;
+	std::vector<uint32_t> rs(count + 1), us(count + 1);
+	std::vector<int> seen((size_t)m * tiles_n, 0);
+	struct sm90_groups gs = {};
+	uint32_t u_total = 0, g, bid;
+	size_t i;
+
+	for (g = 0; g < count; g++) {
+		const uint32_t prev = g ? (uint32_t)ends[g - 1] : 0;
+
+		rs[g] = prev;
+		us[g] = u_total;
+		u_total += ((uint32_t)ends[g] - prev + SM90_BF16_BN - 1) / SM90_BF16_BN;
+	}
+	rs[count] = m;
+	us[count] = u_total;
+	gs.row_start = rs.data();
+	gs.unit_start = us.data();
+	gs.count = count;
+	gs.n = n;
+	if (u_total > units) {
+		printf("FAIL: %u units, more than the launched bound %u\n", u_total, units);
+		return -1;
+	}
+	for (bid = 0; bid < units * tiles_n; bid++) {
+		struct sm90_group_unit gu;
+		uint32_t u, tn, r;
+
+		if (!sm90_group_raster(u_total, tiles_n, bid, &u, &tn))
+			continue;
+		gu = sm90_group_unit(gs, u, tn);
+		g = gu.group;
+		if (g >= count || gu.a_end != (uint32_t)ends[g] || gu.a_row < rs[g] ||
+		    gu.a_row >= gu.a_end || (gu.a_row - rs[g]) % SM90_BF16_BN ||
+		    gu.n0 != tn * SM90_BF16_BM || gu.b_row != g * n + gu.n0 ||
+		    (n % 16 == 0 && gu.b_row % 16)) {
+			printf("FAIL: swapped CTA %u: group %u rows [%u, %u) N from %u stack row %u (unit %u); the group's rows are [%u, %d)\n",
+			       bid, g, gu.a_row, gu.a_end, gu.n0, gu.b_row, u,
+			       g < count ? rs[g] : 0, g < count ? ends[g] : -1);
+			return -1;
+		}
+		for (r = gu.a_row; r < gu.a_row + SM90_BF16_BN && r < gu.a_end; r++)
+			seen[(size_t)r * tiles_n + tn]++;
+	}
+	for (i = 0; i < seen.size(); i++) {
+		if (seen[i] != 1) {
+			printf("FAIL: swapped: row %zu, tile of N %zu computed by %d CTAs\n",
+			       i / tiles_n, i % tiles_n, seen[i]);
+			return -1;
+		}
+	}
+	return (long)seen.size();
+}
+
 int main(void)
 {
-	long pairs = 0, r;
+	long pairs = 0, swapped_pairs = 0, r;
 	unsigned int layouts = 0;
 
 	for (int trial = 0; trial < 2000; trial++) {
@@ -156,9 +221,13 @@ int main(void)
 		if (r < 0)
 			return 1;
 		pairs += r;
+		r = check_swapped(count, n, ends);
+		if (r < 0)
+			return 1;
+		swapped_pairs += r;
 		layouts++;
 	}
-	printf("%u group layouts: each of %ld (row, tile column) pairs computed by exactly one CTA; every tile's A scales at a 16-byte aligned column, each row of A its own group's at one scale row\n",
-	       layouts, pairs);
+	printf("%u group layouts: each of %ld (row, tile column) pairs computed by exactly one CTA; every tile's A scales at a 16-byte aligned column, each row of A its own group's at one scale row; swapped mapping: each of %ld (row, tile of N) pairs by exactly one CTA\n",
+	       layouts, pairs, swapped_pairs);
 	return 0;
 }

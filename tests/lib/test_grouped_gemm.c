@@ -625,6 +625,8 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	static const int32_t k_ends[] = { 64, 64, 96, 224, 224 };
 	static const int32_t k16_ends[] = { 16, 16, 80, 208, 224 };
 	static const int32_t one[] = { 37 };
+	/* Groups across CUDA's units of 256 rows of A (its swapped mapping). */
+	static const int32_t m_large[] = { 0, 3, 300, 300, 560, 700 };
 	static const struct config configs[] = {
 		{ "2d3d e4m3 x e4m3 plain f32", MXA_GROUP_2D_3D, MXA_ELEM_E4M3,
 		  MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
@@ -671,7 +673,22 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		{ "2d2d nvfp4 x nvfp4 plain bf16 specials", MXA_GROUP_2D_2D, 0,
 		  0, true, true, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, false, 0, 0,
 		  true },
+		/*
+		 * fp8 B with N on 16 and the stack at least A's rows: CUDA
+		 * swaps the operands (B's stack in registers); 272 = two
+		 * tiles of 128 + 16.
+		 */
+		{ "2d3d e4m3 x e4m3 plain f32 N=272 K=96", MXA_GROUP_2D_3D,
+		  MXA_ELEM_E4M3, MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN,
+		  MXA_DTYPE_F32, false, 272, 96, false },
+		{ "2d3d e2m1 x e5m2 swizzled bf16 acc N=144 K=128 specials",
+		  MXA_GROUP_2D_3D, MXA_ELEM_E2M1, MXA_ELEM_E5M2, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 144, 128, true },
+		{ "2d3d e3m2 x e4m3 swizzled f32 acc N=128 K=224", MXA_GROUP_2D_3D,
+		  MXA_ELEM_E3M2, MXA_ELEM_E4M3, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 128, 224, false },
 	};
+	const unsigned int first_swapped = TEST_ARRAY_SIZE(configs) - 3;
 	unsigned int i;
 
 	for (i = 0; i < TEST_ARRAY_SIZE(configs); i++) {
@@ -682,8 +699,11 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		else
 			run_config(dev, cpu, cf, k_ends, TEST_ARRAY_SIZE(k_ends));
 	}
+	for (i = first_swapped; i < TEST_ARRAY_SIZE(configs); i++)
+		run_config(dev, cpu, &configs[i], m_large, TEST_ARRAY_SIZE(m_large));
 	/* A single group is the dense GEMM. */
 	run_config(dev, cpu, &configs[1], one, 1);
+	run_config(dev, cpu, &configs[first_swapped], one, 1);
 	run_config(dev, cpu, &configs[9], one, 1);
 	/* NVFP4 x NVFP4 K groups on NVFP4's blocks of 16 (odd ones too). */
 	run_config(dev, cpu, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
@@ -693,7 +713,7 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 			run_config(dev, cpu, &configs[i], m_small,
 				   TEST_ARRAY_SIZE(m_small));
 	printf("%u configurations and their decode steps: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 3);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 7);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
