@@ -44,6 +44,7 @@
 #include <cuda_bf16.h>
 
 #include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
 
 namespace {
 
@@ -191,8 +192,10 @@ int cuda_launch_gemm_mixed_sm90(struct cuda_device *cd, const struct mxa_job *jo
 	const size_t ones_bytes = align256(((size_t)n + 127) / 128 * 4);
 	const size_t bytes = route_x ? a_bytes + w_bytes :
 			     2 * a_bytes + 2 * w_bytes + r_bytes + ones_bytes;
+	/* The weight-only request either route runs (the same for both GEMMs of Y). */
+	const struct mxa_op_desc gdesc = sm90_desc_of(job);
+	const struct mxa_op_desc wdesc = weight_only_desc_of(&gdesc);
 	struct mxa_buffer scratch_buf;
-	struct mxa_op_desc wdesc;
 	struct mxa_job dq, wo;
 	struct post_args p;
 	uint8_t *scratch = NULL;
@@ -206,17 +209,6 @@ int cuda_launch_gemm_mixed_sm90(struct cuda_device *cd, const struct mxa_job *jo
 	scratch_buf.size = bytes;
 	scratch_buf.priv = scratch;
 	memset(&p, 0, sizeof(p));
-
-	memset(&wdesc, 0, sizeof(wdesc));
-	wdesc.op = MXA_OP_GEMM;
-	wdesc.a_elem = job->a.elem;
-	wdesc.b_elem = job->b.elem;
-	wdesc.a_scale_type = job->a.scale_type;
-	wdesc.b_scale_type = job->b.scale_type;
-	wdesc.m = m;
-	wdesc.n = n;
-	wdesc.k = k;
-	wdesc = weight_only_desc_of(&wdesc);
 
 	if (route_x) {
 		const int e = ilogbf(ts) < E_MIN ? E_MIN : ilogbf(ts) > E_MAX ? E_MAX :
