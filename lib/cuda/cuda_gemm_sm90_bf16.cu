@@ -111,14 +111,14 @@ struct consumer_rows {
 };
 
 __device__ __forceinline__ struct consumer_rows rows_of(const struct sm90_bf16_args &p,
-							uint32_t a_row)
+							uint32_t a_row, const uint32_t *rmax_a)
 {
 	const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
 	const int r0 = wg * 64 + warp * 16 + lane / 4;
 	const uint32_t gi = a_row + r0;
 	const struct consumer_rows c = {
 		r0, lane % 4,
-		{ gi < p.m ? p.rmax_a[gi] : 0, gi + 8 < p.m ? p.rmax_a[gi + 8] : 0 },
+		{ gi < p.m ? rmax_a[gi] : 0, gi + 8 < p.m ? rmax_a[gi + 8] : 0 },
 	};
 
 	return c;
@@ -271,13 +271,27 @@ __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
  * the ends past which rows of A (rows of C) and columns of C are not
  * stored; id is the policy's own.  c_a is C's coordinate of A's first
  * row (its row; its column where p.transposed): a_row, except where A is
- * a group's part of a stack.
+ * a group's part of a stack.  K: the tile's blocks of 32 and where they
+ * start in A's codes (a_k, in the map's innermost unit), in B's bf16
+ * (b_k) and in A's K-major scales (sa_k); rmax_a, rmax_b: the row maxima
+ * its rows use.  All but the K-grouped GEMM's tiles take all of K from 0
+ * and the whole arrays (all_k()).
  */
 struct tile_at {
 	uint32_t a_row, b_row, c_col, sa_col, c_a;
 	uint32_t m_end, n_end;
 	uint32_t id;
+	uint32_t blocks, a_k, b_k, sa_k;
+	const uint32_t *rmax_a, *rmax_b;
 };
+
+__device__ __forceinline__ void all_k(const struct sm90_bf16_args &p, struct tile_at *t)
+{
+	t->blocks = p.blocks;
+	t->a_k = t->b_k = t->sa_k = 0;
+	t->rmax_a = p.rmax_a;
+	t->rmax_b = p.rmax_b;
+}
 
 /*
  * B's row maxima of the tile into shared memory for the epilogue, by the
@@ -288,7 +302,7 @@ __device__ __forceinline__ void rows_b(const struct sm90_bf16_args &p, uint32_t 
 {
 	const uint32_t gj = t.c_col + threadIdx.x;
 
-	rb[threadIdx.x] = gj < t.n_end ? p.rmax_b[t.b_row + threadIdx.x] : 0;
+	rb[threadIdx.x] = gj < t.n_end ? t.rmax_b[t.b_row + threadIdx.x] : 0;
 }
 
 /* Grouped raster: eight tile rows share the B tiles in L2. */
@@ -345,6 +359,7 @@ struct dense_tiles {
 		t->m_end = p.m;
 		t->n_end = p.n;
 		t->id = 0;
+		all_k(p, t);
 		return true;
 	}
 	/* By every thread: B's rows of this tile cannot be folded exactly. */
@@ -393,6 +408,7 @@ struct group_tiles {
 		t->m_end = gt.m_end;
 		t->n_end = g.n;
 		t->id = u * p.tiles_n + tn;
+		all_k(p, t);
 		return true;
 	}
 	/* By every thread (a block-wide vote): any of the tile's B rows. */
@@ -448,6 +464,7 @@ struct group_tiles_swapped {
 		t->b_row = t->c_col = gu.a_row;
 		t->n_end = gu.a_end;
 		t->id = u * p.tiles_n + tn;
+		all_k(p, t);
 		return true;
 	}
 	/* By every thread (a block-wide vote): any of the tile's rows of A. */
@@ -463,6 +480,68 @@ struct group_tiles_swapped {
 	}
 };
 
+/*
+ * A grouped GEMM along K (2d x 2d, sm90_launch_bf16_grouped_k()): group g
+ * is the dense GEMM of its K columns into its own C (rows g * m on), its
+ * tiles the dense raster's, the groups' one after the other.  A's codes
+ * and K-major scales start at the group's first block, B is the bf16 of
+ * every group, each padded to whole chunks (chunk0), the row maxima are
+ * the group's own.  Nothing runs unless the schedule pass passed the
+ * offsets.
+ */
+struct group_k_tiles {
+	static __device__ __forceinline__ bool at(const struct sm90_bf16_args &p,
+						  struct tile_at *t)
+	{
+		const struct sm90_kgroups &k = p.kgroups;
+		const uint32_t per = p.tiles_m * p.tiles_n, g = blockIdx.x / per;
+		uint32_t tm, tn;
+
+		if (*k.status || g >= k.count)
+			return false;
+		sm90_group_raster(p.tiles_m, p.tiles_n, blockIdx.x % per, &tm, &tn);
+		t->a_row = t->sa_col = tm * BM;
+		t->c_a = g * p.m + t->a_row;
+		t->m_end = (g + 1) * p.m;
+		t->b_row = t->c_col = tn * BN;
+		t->n_end = p.n;
+		t->id = blockIdx.x;
+		t->blocks = k.block0[g + 1] - k.block0[g];
+		t->a_k = k.block0[g] * (p.elem_a == SM90_E2M1 ? KC / 4 : KC / 2);
+		t->b_k = k.chunk0[g] * KC * 2;
+		t->sa_k = k.block0[g];
+		t->rmax_a = p.rmax_a + (uint64_t)g * p.m;
+		t->rmax_b = p.rmax_b + (uint64_t)g * p.n;
+		return true;
+	}
+	/* B's rows of this tile in this group cannot be folded (the pre-pass's flag). */
+	static __device__ __forceinline__ bool bad(const struct sm90_bf16_args &p,
+						   const struct tile_at &t)
+	{
+		return p.kgroups.bad[t.id / (p.tiles_m * p.tiles_n) * p.tiles_n + t.b_row / BN];
+	}
+	static __device__ __forceinline__ void leave(const struct sm90_bf16_args &p,
+						     const struct tile_at &t)
+	{
+		p.kgroups.list[atomicAdd(p.kgroups.list_count, 1)] = t.id;
+	}
+};
+
+/*
+ * Whether a policy's K may end inside a chunk with the next group's codes
+ * after it in A (group_k_tiles): those must not reach the sum, not even
+ * times a zero multiplier (a NaN code would).
+ */
+template <typename Tiles>
+struct k_of {
+	static constexpr bool partial = false;
+};
+
+template <>
+struct k_of<group_k_tiles> {
+	static constexpr bool partial = true;
+};
+
 /* What a consumer thread's main loop needs. */
 struct consumer {
 	uint8_t *smem;
@@ -475,7 +554,7 @@ struct consumer {
  * This thread's A fragment of chunk it: rows r0 and r0 + 8 (frag_row()),
  * scales from the stage.
  */
-template <int EA>
+template <int EA, bool PART>
 __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 					  uint32_t *f, uint32_t *flag)
 {
@@ -492,13 +571,23 @@ __device__ __forceinline__ void load_frag(const struct consumer &c, uint32_t it,
 	for (int h = 0; h < 2; h++) {
 		const int r = c.at.r0 + 8 * h;
 		const uint32_t m = multiplier(EA, sc[blk * BM + r], c.at.ra[h], valid, flag);
+		const uint32_t sp = frag_row<EA>(raw, r, c.at.q, h, m, f);
 
-		*flag |= frag_row<EA>(raw, r, c.at.q, h, m, f);
+		if (PART) {
+			*flag |= valid ? sp : 0;
+#pragma unroll
+			for (int sl = 0; sl < 4; sl++) {
+				f[4 * sl + h] = valid ? f[4 * sl + h] : 0;
+				f[4 * sl + 2 + h] = valid ? f[4 * sl + 2 + h] : 0;
+			}
+		} else {
+			*flag |= sp;
+		}
 	}
 }
 
 /* Chunk it on the tensor cores; then the fragment of chunk it + 1. */
-template <int EA>
+template <int EA, bool PART>
 __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 				     float *acc, uint32_t *cur, uint32_t *nxt,
 				     uint32_t *flag)
@@ -520,13 +609,14 @@ __device__ __forceinline__ void step(const struct consumer &c, uint32_t it,
 	if (it > 0)
 		mbar_arrive(&c.empty[(it - 1) % STAGES]);
 	if (it + 1 < c.kt)
-		load_frag<EA>(c, it + 1, nxt, flag);
+		load_frag<EA, PART>(c, it + 1, nxt, flag);
 }
 
 #else
 struct dense_tiles;
 struct group_tiles;
 struct group_tiles_swapped;
+struct group_k_tiles;
 #endif /* SM90_CODE */
 
 /*
@@ -536,38 +626,58 @@ struct group_tiles_swapped;
  * step sl of a chunk: the output's 16-byte units 2 sl and 2 sl + 1 (bytes
  * 0-1 and 2-3 of the words 4q + sl), so that a warp's stores are
  * contiguous.  A row that breaks the exactness argument marks its tile in
- * bad_tiles.  Grid: x over a row's units, y over rows (strided).
+ * bad_tiles.  Grid: x over a row's units, y over rows (strided).  With K
+ * groups (k.count), chunk c is a chunk of its group's blocks, the rest of
+ * it zeros (sm90_prep_bf16_grouped_k()).
  */
-__global__ void prep_bf16_kernel(const struct sm90_prep_args p)
+__global__ void prep_bf16_kernel(const struct sm90_prep_args p, const struct sm90_kgroups k,
+				 uint32_t chunks, uint32_t bad_stride)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	const uint32_t kt = (p.blocks + 1) / 2;
+	const uint32_t kt = k.count ? chunks : (p.blocks + 1) / 2;
 	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
 	const uint32_t c = t / 4, sl = t % 4;
 	const int e = p.elem;
 	const uint32_t cb = e == SM90_E2M1 ? KC / 2 : KC;
 	const uint32_t sh = e == SM90_E5M2 ? 5 : 4;
 	const uint32_t mask = e == SM90_E5M2 ? 0x8fe08fe0u : 0x87f087f0u;
+	/* The chunk's first block, the end of its blocks, its group. */
+	uint32_t kb0 = 2 * c, kb_end = p.blocks, g = 0;
 
-	if (c >= kt)
+	if (c >= kt || (k.count && *k.status))
 		return;
+	if (k.count) {
+		uint32_t hi = k.count;
+
+		while (hi - g > 1) {
+			const uint32_t mid = g + (hi - g) / 2;
+
+			if (k.chunk0[mid] <= c)
+				g = mid;
+			else
+				hi = mid;
+		}
+		kb0 = k.block0[g] + 2 * (c - k.chunk0[g]);
+		kb_end = k.block0[g + 1];
+	}
 	for (uint32_t n = blockIdx.y; n < p.rows; n += gridDim.y) {
-		const uint8_t *src = p.data + n * p.stride + (uint64_t)c * cb;
+		const uint8_t *src = p.data + n * p.stride + (uint64_t)kb0 * (cb / 2);
+		const uint32_t rmax = p.rmax[(uint64_t)g * p.rows + n];
 		uint32_t lo[4], hi[4], flag = 0, m[2];
 
 		for (int blk = 0; blk < 2; blk++) {
-			bool valid = c * 2 + blk < p.blocks;
+			bool valid = kb0 + blk < kb_end;
 
-			m[blk] = multiplier(e, valid ? p.scales[(uint64_t)(c * 2 + blk) *
+			m[blk] = multiplier(e, valid ? p.scales[(uint64_t)(kb0 + blk) *
 								 p.rows_pad + n] : 0,
-					    p.rmax[n], valid, &flag);
+					    rmax, valid, &flag);
 		}
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
 			/* Word sl of elements 16q..16q+15: 4 codes (2 bytes of fp4). */
 			uint32_t w[4], x = 0;
 
-			if (c * 2 + (q >> 1) < p.blocks)
+			if (kb0 + (q >> 1) < kb_end)
 				x = e == SM90_E2M1 ? *(const uint16_t *)(src + 8 * q + 2 * sl) :
 						     *(const uint32_t *)(src + 16 * q + 4 * sl);
 			flag |= to_e4m3(e, make_uint4(x, x, x, x), w);
@@ -579,7 +689,7 @@ __global__ void prep_bf16_kernel(const struct sm90_prep_args p)
 		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
 		if (flag)
-			atomicOr(&p.bad_tiles[n >> p.tile_shift], 1u);
+			atomicOr(&p.bad_tiles[g * bad_stride + (n >> p.tile_shift)], 1u);
 	}
 #endif
 }
@@ -644,7 +754,6 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 	uint64_t *empty = tmafull + STAGES;
 	volatile uint32_t *bad = (volatile uint32_t *)(smem + L::BAD_OFF);
 	const int wg = threadIdx.x / 128;
-	const uint32_t kt = (p.blocks + 1) / 2;
 	struct tile_at t;
 
 	if (!Tiles::at(p, &t))
@@ -655,6 +764,8 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 			Tiles::leave(p, t);
 		return;
 	}
+	/* An empty K group's tile runs no chunk: its C is 0 (+ C_in). */
+	const uint32_t kt = (t.blocks + 1) / 2;
 
 	if (threadIdx.x == 0)
 		*bad = 0;
@@ -675,17 +786,18 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 				mbar_wait(&empty[s], ph ^ 1);
 				mbar_expect_tx(&tmafull[s], bytes);
 				tma_load_2d(smem + L::RAWA_OFF + s * L::RAWA_BYTES, &tma_a,
-					    &tmafull[s], (int)(it * cba), (int)t.a_row);
+					    &tmafull[s], (int)(it * cba + t.a_k), (int)t.a_row);
 				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
-					    &tmafull[s], (int)(it * KC * 2), (int)t.b_row);
+					    &tmafull[s], (int)(it * KC * 2 + t.b_k), (int)t.b_row);
 				tma_load_2d(smem + L::SA_OFF + s * L::SA_BYTES, &tma_sa,
-					    &tmafull[s], (int)t.sa_col, (int)(it * 2));
+					    &tmafull[s], (int)t.sa_col, (int)(it * 2 + t.sa_k));
 			}
 		}
 	} else {
-		const struct consumer_rows at = rows_of(p, t.a_row);
+		constexpr bool part = k_of<Tiles>::partial;
+		const struct consumer_rows at = rows_of(p, t.a_row, t.rmax_a);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
-		const struct consumer cs = { smem, tmafull, empty, kt, p.blocks, at };
+		const struct consumer cs = { smem, tmafull, empty, kt, t.blocks, at };
 		uint32_t flag = 0;
 		float acc[128];
 		uint32_t fa[16], fb[16];
@@ -696,17 +808,19 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		for (int i = 0; i < 128; i++)
 			acc[i] = 0.0f;
 
-		load_frag<EA>(cs, 0, fa, &flag);
-		for (uint32_t it = 0; it < kt; it += 2) {
-			step<EA>(cs, it, acc, fa, fb, &flag);
-			if (it + 1 < kt)
-				step<EA>(cs, it + 1, acc, fb, fa, &flag);
+		if (!part || kt) {
+			load_frag<EA, part>(cs, 0, fa, &flag);
+			for (uint32_t it = 0; it < kt; it += 2) {
+				step<EA, part>(cs, it, acc, fa, fb, &flag);
+				if (it + 1 < kt)
+					step<EA, part>(cs, it + 1, acc, fb, fa, &flag);
+			}
+			wgmma_wait<0>();
+			fence_regs<128>(acc);
+			fence_u32<16>(fa);
+			fence_u32<16>(fb);
+			mbar_arrive(&empty[(kt - 1) % STAGES]);
 		}
-		wgmma_wait<0>();
-		fence_regs<128>(acc);
-		fence_u32<16>(fa);
-		fence_u32<16>(fb);
-		mbar_arrive(&empty[(kt - 1) % STAGES]);
 
 		/* All or nothing per tile: the fp8 kernel redoes a bad one. */
 		if (flag)
@@ -774,7 +888,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 			}
 		}
 	} else {
-		const struct consumer_rows at = rows_of(p, t.a_row);
+		const struct consumer_rows at = rows_of(p, t.a_row, t.rmax_a);
 		uint32_t *rb = (uint32_t *)(smem + L::RB_OFF);
 		float acc[128];
 
@@ -831,8 +945,10 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_kernel<EA, Tiles><<<p.tiles_m * p.tiles_n, 384, layout::SMEM,
-					   cd->stream>>>(maps[0], maps[1], maps[2], p);
+	gemm_sm90_bf16_kernel<EA, Tiles><<<p.tiles_m * p.tiles_n * (p.kgroups.count ?
+								      p.kgroups.count : 1),
+					   384, layout::SMEM, cd->stream>>>(maps[0], maps[1], maps[2],
+									    p);
 	return 0;
 }
 
@@ -897,6 +1013,12 @@ int sm90_launch_bf16_grouped_swapped(struct cuda_device *cd, const CUtensorMap *
 			p.elem_a);
 }
 
+int sm90_launch_bf16_grouped_k(struct cuda_device *cd, const CUtensorMap *maps,
+			       const struct sm90_bf16_args &p)
+{
+	return launch_elem<group_k_tiles>(cd, maps, p);
+}
+
 int sm90_launch_bf16_ss(struct cuda_device *cd, const CUtensorMap *maps,
 			const struct sm90_bf16_args &p)
 {
@@ -917,10 +1039,18 @@ bool sm90_bf16_fits(struct cuda_device *cd)
 
 int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p)
 {
-	uint32_t units = (p.blocks + 1) / 2 * 4;
+	const struct sm90_kgroups none = {};
+
+	return sm90_prep_bf16_grouped_k(cd, p, none, (p.blocks + 1) / 2, 0);
+}
+
+int sm90_prep_bf16_grouped_k(struct cuda_device *cd, const struct sm90_prep_args &p,
+			     const struct sm90_kgroups &k, uint32_t chunks, uint32_t bad_stride)
+{
+	uint32_t units = chunks * 4;
 
 	prep_bf16_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
-			cd->stream>>>(p);
+			cd->stream>>>(p, k, chunks, bad_stride);
 	return 0;
 }
 

@@ -3,8 +3,10 @@
  * cuda-grouped-sm90: the native grouped MX GEMM for Hopper.  2d x 3d
  * (torch._scaled_grouped_mm's forward and dgrad shape) on the bf16
  * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping),
- * below; 2d x 2d (wgrad) by the dense native GEMM per group, with the
- * offsets read on the host (launch_2d_2d()).
+ * below; 2d x 2d (wgrad) with MX operands in one launch
+ * (cuda_gemm_sm90_grouped_k.cu), else (NVFP4, M <= 32) by the dense
+ * native GEMM per group, with the offsets read on the host
+ * (launch_2d_2d()).
  *
  * 2d x 3d: the group offsets stay in device memory, the host never reads
  * them.  A one-CTA schedule pass checks them as the library checks
@@ -35,6 +37,7 @@
 
 #include "cuda_internal.cuh"
 #include "cuda_sm90.cuh"
+#include "cuda_sm90_fold.cuh"
 #include "group_geom.h"
 
 namespace {
@@ -321,60 +324,6 @@ struct fallback_args {
 	struct sm90_c out;
 };
 
-#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-/* An element code's value, exactly (OCP MX v1.0); NaN and Inf as coded. */
-__device__ float elem_value(int e, uint32_t c)
-{
-	uint32_t s, x, m;
-	float v;
-
-	switch (e) {
-	case SM90_E4M3:
-		s = c >> 7;
-		x = (c >> 3) & 15;
-		m = c & 7;
-		if (x == 15 && m == 7)
-			return __int_as_float(0x7fc00000);
-		v = x ? ldexpf((float)(8 + m), (int)x - 10) : ldexpf((float)m, -9);
-		break;
-	case SM90_E5M2:
-		s = c >> 7;
-		x = (c >> 2) & 31;
-		m = c & 3;
-		if (x == 31)
-			return m ? __int_as_float(0x7fc00000) :
-				   __int_as_float(s ? 0xff800000 : 0x7f800000);
-		v = x ? ldexpf((float)(4 + m), (int)x - 17) : ldexpf((float)m, -16);
-		break;
-	case SM90_E2M3:
-		s = (c >> 5) & 1;
-		x = (c >> 3) & 3;
-		m = c & 7;
-		v = x ? ldexpf((float)(8 + m), (int)x - 4) : ldexpf((float)m, -3);
-		break;
-	case SM90_E3M2:
-		s = (c >> 5) & 1;
-		x = (c >> 2) & 7;
-		m = c & 3;
-		v = x ? ldexpf((float)(4 + m), (int)x - 5) : ldexpf((float)m, -4);
-		break;
-	default:	/* e2m1 */
-		s = (c >> 3) & 1;
-		x = (c >> 1) & 3;
-		m = c & 1;
-		v = x ? ldexpf((float)(2 + m), (int)x - 2) : ldexpf((float)m, -1);
-		break;
-	}
-	return s ? -v : v;
-}
-
-__device__ __forceinline__ uint32_t code_at(const uint8_t *row, int e, uint32_t k)
-{
-	if (e == SM90_E2M1)
-		return (row[k / 2] >> (4 * (k & 1))) & 15;
-	return row[k];
-}
-#endif
 
 /*
  * C = sum over blocks of (the block's 32 exact products summed in fp32)
@@ -416,19 +365,13 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 
 			if (r >= a_end || c0 + j >= p.g.n)
 				continue;
-			for (uint32_t kb = 0; kb < p.blocks; kb++) {
-				float part = 0.0f;
-
-				for (uint32_t k = 32 * kb; k < 32 * kb + 32; k++)
-					part = fmaf(elem_value(p.ea, code_at(ar, p.ea, k)),
-						    elem_value(p.eb, code_at(br, p.eb, k)), part);
-				acc = promote_fma(part,
+			for (uint32_t kb = 0; kb < p.blocks; kb++)
+				acc = promote_fma(sm90_block_sum(ar, p.ea, br, p.eb, kb),
 						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad +
 								   sa0 + e / cols]),
 						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
 								   b0 + j]),
 						  acc);
-			}
 			store_c_value(p.out, r * p.out.stride + c0 + j, acc);
 		}
 	}
@@ -1100,8 +1043,14 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
 		return cuda_err(-EOPNOTSUPP, "cuda-grouped-sm90: %s", cuda_sm90_reject(cd));
 	if (job->a.scale_type != job->b.scale_type)
 		return cuda_err(-EINVAL, "cuda-grouped-sm90: mixed NVFP4 x MX operands are not taken (UE4M3 scales on both or neither)");
-	if (job->groups.kind == MXA_GROUP_2D_2D)
+	if (job->groups.kind == MXA_GROUP_2D_2D) {
+		const char *no = cuda_grouped_k_reject(cd, job);
+
+		if (!no)
+			return cuda_launch_gemm_grouped_k(cd, job);
+		cuda_dbg("cuda-grouped-sm90: 2d x 2d per group (%s)", no);
 		return launch_2d_2d(cd, job);
+	}
 	return launch_2d_3d(cd, job, false);
 }
 

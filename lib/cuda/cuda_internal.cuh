@@ -21,6 +21,7 @@
  * cuda_gemm_sm90_decode.cu  its decode kernel (32 < M <= 64)
  * cuda_gemm_sm90_skinny.cu  its skinny kernel (M <= 32)
  * cuda_gemm_sm90_grouped.cu  the grouped GEMM on the bf16 kernel's main loop
+ * cuda_gemm_sm90_grouped_k.cu  its 2d x 2d (groups along K) in one launch
  * cuda_sm90.cuh    what they share (PTX helpers, the kernels' argument
  *                  structures and entry points); cuda_wgmma.cuh the wgmma
  *                  instructions; cuda_sm90_fold.cuh the folding
@@ -171,6 +172,13 @@ int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *
  */
 int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job *job);
 const char *cuda_grouped_skinny_reject(struct cuda_device *cd, const struct mxa_op_desc *d);
+/*
+ * cuda_gemm_sm90_grouped_k.cu: 2d x 2d with MX operands in one launch of
+ * the bf16 kernel, offsets read on the device; the reason it cannot take
+ * the job (NULL: it can; the per-group path runs it otherwise).
+ */
+int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job);
+const char *cuda_grouped_k_reject(struct cuda_device *cd, const struct mxa_job *job);
 
 /* cuda_cublas.cu */
 const char *cuda_cublas_reject(void);

@@ -348,6 +348,20 @@ struct sm90_groups {
 	uint32_t *list, *list_count;	/* tiles left to the fallback kernel */
 };
 
+/*
+ * A grouped GEMM along K (2d x 2d), as its schedule pass made it from the
+ * device-side offsets (cuda_gemm_sm90_grouped_k.cu): group g's blocks of
+ * 32 are [block0[g], block0[g + 1]), its chunks of 64 in the pre-passed B
+ * (each group padded to whole chunks) start at chunk0[g].
+ */
+struct sm90_kgroups {
+	const uint32_t *block0, *chunk0;	/* count + 1 each */
+	uint32_t count;
+	const uint32_t *status;		/* non-zero: malformed offsets, run nothing */
+	const uint32_t *bad;		/* per group and tile column: B cannot fold */
+	uint32_t *list, *list_count;	/* tiles left to the fallback kernel */
+};
+
 struct sm90_bf16_args {
 	uint32_t m, n, blocks;		/* rows of A, rows of B, K / 32 */
 	int elem_a;			/* enum sm90_elem */
@@ -376,6 +390,12 @@ struct sm90_bf16_args {
 	int nvfp4;
 	float t1, t2;
 	struct sm90_groups groups;	/* the grouped kernel's (tiles_m: its bound) */
+	/*
+	 * The K-grouped kernel's (sm90_launch_bf16_grouped_k()): count x
+	 * tiles_m x tiles_n CTAs; rmax_a, rmax_b per group (count x m, count
+	 * x n).  count 0 everywhere else.
+	 */
+	struct sm90_kgroups kgroups;
 };
 
 /* Tile (u, tn) of a grouped GEMM: tile row u of all groups', column tn. */
@@ -509,6 +529,15 @@ struct sm90_prep_args {
 };
 
 int sm90_prep_bf16(struct cuda_device *cd, const struct sm90_prep_args &p);
+/*
+ * The same for a K-grouped operand (k: the schedule pass's): each group's
+ * blocks from its own first block into its own whole chunks (chunks of
+ * them in all, p.blocks the operand's), with the group's row maxima
+ * (p.rmax + g x p.rows) and flags (p.bad_tiles + g x bad_stride).
+ * Nothing runs if *k.status.
+ */
+int sm90_prep_bf16_grouped_k(struct cuda_device *cd, const struct sm90_prep_args &p,
+			     const struct sm90_kgroups &k, uint32_t chunks, uint32_t bad_stride);
 
 /*
  * An NVFP4 operand (e2m1, a UE4M3 scale per 16) to bf16 for
@@ -560,6 +589,14 @@ int sm90_launch_bf16_grouped_swapped(struct cuda_device *cd, const CUtensorMap *
 				     const struct sm90_bf16_args &p);
 int sm90_launch_bf16_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 			     const struct sm90_bf16_args &p);
+/*
+ * The K-grouped bf16 kernel (p.kgroups): each group's tiles over its own
+ * blocks into its own C (rows g x p.m on); maps as for sm90_launch_bf16()
+ * with B from sm90_prep_bf16_grouped_k() and A's K-major scales of all
+ * of K.
+ */
+int sm90_launch_bf16_grouped_k(struct cuda_device *cd, const CUtensorMap *maps,
+			       const struct sm90_bf16_args &p);
 /*
  * The grouped NVFP4 kernel: sm90_launch_bf16_ss()'s over every group's
  * tiles, A and the B stack as sm90_prep_nvfp4() made them, p.nvfp4 set.

@@ -222,6 +222,75 @@ static __device__ __forceinline__ uint32_t frag_row(const uint8_t *raw, int r, i
 	return bad;
 }
 
+/* An element code's value, exactly (OCP MX v1.0); NaN and Inf as coded. */
+static __device__ float sm90_code_value(int e, uint32_t c)
+{
+	uint32_t s, x, m;
+	float v;
+
+	switch (e) {
+	case SM90_E4M3:
+		s = c >> 7;
+		x = (c >> 3) & 15;
+		m = c & 7;
+		if (x == 15 && m == 7)
+			return __int_as_float(0x7fc00000);
+		v = x ? ldexpf((float)(8 + m), (int)x - 10) : ldexpf((float)m, -9);
+		break;
+	case SM90_E5M2:
+		s = c >> 7;
+		x = (c >> 2) & 31;
+		m = c & 3;
+		if (x == 31)
+			return m ? __int_as_float(0x7fc00000) :
+				   __int_as_float(s ? 0xff800000 : 0x7f800000);
+		v = x ? ldexpf((float)(4 + m), (int)x - 17) : ldexpf((float)m, -16);
+		break;
+	case SM90_E2M3:
+		s = (c >> 5) & 1;
+		x = (c >> 3) & 3;
+		m = c & 7;
+		v = x ? ldexpf((float)(8 + m), (int)x - 4) : ldexpf((float)m, -3);
+		break;
+	case SM90_E3M2:
+		s = (c >> 5) & 1;
+		x = (c >> 2) & 7;
+		m = c & 3;
+		v = x ? ldexpf((float)(4 + m), (int)x - 5) : ldexpf((float)m, -4);
+		break;
+	default:	/* e2m1 */
+		s = (c >> 3) & 1;
+		x = (c >> 1) & 3;
+		m = c & 1;
+		v = x ? ldexpf((float)(2 + m), (int)x - 2) : ldexpf((float)m, -1);
+		break;
+	}
+	return s ? -v : v;
+}
+
+/* Code k of a row of codes (e2m1: two a byte, low nibble first). */
+static __device__ __forceinline__ uint32_t sm90_code_at(const uint8_t *row, int e, uint32_t k)
+{
+	if (e == SM90_E2M1)
+		return (row[k / 2] >> (4 * (k & 1))) & 15;
+	return row[k];
+}
+
+/*
+ * Block kb of a row of A's codes times the same of B's: the 32 exact
+ * products summed in fp32 in K order (the fallback kernels').
+ */
+static __device__ float sm90_block_sum(const uint8_t *ar, int ea, const uint8_t *br, int eb,
+				       uint32_t kb)
+{
+	float part = 0.0f;
+
+	for (uint32_t k = 32 * kb; k < 32 * kb + 32; k++)
+		part = fmaf(sm90_code_value(ea, sm90_code_at(ar, ea, k)),
+			    sm90_code_value(eb, sm90_code_at(br, eb, k)), part);
+	return part;
+}
+
 #endif /* SM90_CODE */
 
 #endif /* MXA_CUDA_SM90_FOLD_CUH */

@@ -335,6 +335,7 @@ struct config {
 	bool accumulate;
 	uint32_t n, k;		/* 0: 5 and, 2d x 3d, 64 */
 	bool specials;		/* plant_specials() in both operands */
+	uint32_t m;		/* 2d x 2d: rows of A (0: 7) */
 };
 
 static const uint32_t dsize[2] = { 4, 2 };
@@ -485,7 +486,7 @@ static void run_config(struct mxa_device *dev, struct mxa_device *cpu,
 		       uint32_t count)
 {
 	bool mk = cf->kind == MXA_GROUP_2D_3D;
-	uint32_t m = mk ? (uint32_t)ends[count - 1] : 7;
+	uint32_t m = mk ? (uint32_t)ends[count - 1] : cf->m ? cf->m : 7;
 	uint32_t n = cf->n ? cf->n : 5;
 	uint32_t k = mk ? (cf->k ? cf->k : 64) : (uint32_t)ends[count - 1];
 	uint32_t crows = mk ? m : count * m, es = dsize[cf->dtype];
@@ -623,6 +624,11 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	/* A decode step: 20 rows of A in all (CUDA: the skinny kernel). */
 	static const int32_t m_small[] = { 0, 3, 3, 17, 20, 20 };
 	static const int32_t k_ends[] = { 64, 64, 96, 224, 224 };
+	/*
+	 * Longer K groups (CUDA: more chunks than its pipeline's stages), an
+	 * empty first one, odd block counts (a chunk's tail in the next group).
+	 */
+	static const int32_t k_long[] = { 0, 352, 352, 1056, 1088 };
 	static const int32_t k16_ends[] = { 16, 16, 80, 208, 224 };
 	static const int32_t one[] = { 37 };
 	/* Groups across CUDA's units of 256 rows of A (its swapped mapping). */
@@ -630,49 +636,65 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	static const struct config configs[] = {
 		{ "2d3d e4m3 x e4m3 plain f32", MXA_GROUP_2D_3D, MXA_ELEM_E4M3,
 		  MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
-		  false, 0, 0, false },
+		  false, 0, 0, false, 0 },
 		{ "2d3d e2m1 x e5m2 swizzled bf16 acc", MXA_GROUP_2D_3D,
 		  MXA_ELEM_E2M1, MXA_ELEM_E5M2, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 0, 0, false },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 0, 0, false, 0 },
 		{ "2d3d nvfp4 x nvfp4 swizzled f32 acc", MXA_GROUP_2D_3D, 0, 0,
-		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false },
+		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false, 0 },
 		{ "2d3d nvfp4 x e3m2 plain bf16", MXA_GROUP_2D_3D, 0,
 		  MXA_ELEM_E3M2, true, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16,
-		  false, 0, 0, false },
+		  false, 0, 0, false, 0 },
 		{ "2d2d e4m3 x e2m1 plain f32 acc", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E4M3, MXA_ELEM_E2M1, false, false, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_F32, true, 0, 0, false },
+		  MXA_DTYPE_F32, true, 0, 0, false, 0 },
 		{ "2d2d e5m2 x e2m3 swizzled bf16", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E5M2, MXA_ELEM_E2M3, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, false, 0, 0, false },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, false, 0, 0, false, 0 },
 		{ "2d2d nvfp4 x nvfp4 swizzled f32 acc", MXA_GROUP_2D_2D, 0, 0,
-		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false },
+		  true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 0, 0, false, 0 },
 		{ "2d2d e2m1 x nvfp4 plain bf16 acc", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E2M1, 0, false, true, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_BF16, true, 0, 0, false },
+		  MXA_DTYPE_BF16, true, 0, 0, false, 0 },
 		/* Two tile columns (256 + 44), odd K / 32, fp6 both sides. */
 		{ "2d3d e2m3 x e3m2 swizzled f32 N=300 K=96", MXA_GROUP_2D_3D,
 		  MXA_ELEM_E2M3, MXA_ELEM_E3M2, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 300, 96, false },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 300, 96, false, 0 },
 		{ "2d3d e5m2 x e4m3 plain bf16 acc N=300 K=96 specials",
 		  MXA_GROUP_2D_3D, MXA_ELEM_E5M2, MXA_ELEM_E4M3, false, false,
-		  MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, true, 300, 96, true },
+		  MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, true, 300, 96, true, 0 },
 		{ "2d3d e4m3 x e5m2 swizzled f32 N=260 K=128 specials",
 		  MXA_GROUP_2D_3D, MXA_ELEM_E4M3, MXA_ELEM_E5M2, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 260, 128, true },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, false, 260, 128, true, 0 },
 		{ "2d2d e5m2 x e5m2 plain f32 specials", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E5M2, MXA_ELEM_E5M2, false, false, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_F32, false, 0, 0, true },
+		  MXA_DTYPE_F32, false, 0, 0, true, 0 },
 		/* NVFP4 across tile columns, K ragged in the kernels' chunks of 64. */
 		{ "2d3d nvfp4 x nvfp4 plain bf16 acc N=300 K=208 specials",
 		  MXA_GROUP_2D_3D, 0, 0, true, true, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_BF16, true, 300, 208, true },
+		  MXA_DTYPE_BF16, true, 300, 208, true, 0 },
 		{ "2d3d nvfp4 x nvfp4 swizzled f32 N=260 K=96 specials",
 		  MXA_GROUP_2D_3D, 0, 0, true, true, MXA_LAYOUT_SWIZZLED,
-		  MXA_DTYPE_F32, false, 260, 96, true },
+		  MXA_DTYPE_F32, false, 260, 96, true, 0 },
 		{ "2d2d nvfp4 x nvfp4 plain bf16 specials", MXA_GROUP_2D_2D, 0,
 		  0, true, true, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, false, 0, 0,
-		  true },
+		  true, 0 },
+		/*
+		 * 2d x 2d past the skinny range (CUDA: every group's tiles in
+		 * one launch), two tile rows and columns.
+		 */
+		{ "2d2d e4m3 x e4m3 plain f32 M=140 N=300", MXA_GROUP_2D_2D,
+		  MXA_ELEM_E4M3, MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN,
+		  MXA_DTYPE_F32, false, 300, 0, false, 140 },
+		{ "2d2d e2m1 x e5m2 swizzled bf16 acc M=140 N=300 specials",
+		  MXA_GROUP_2D_2D, MXA_ELEM_E2M1, MXA_ELEM_E5M2, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 300, 0, true, 140 },
+		{ "2d2d e3m2 x e2m3 swizzled f32 acc M=200 N=260", MXA_GROUP_2D_2D,
+		  MXA_ELEM_E3M2, MXA_ELEM_E2M3, false, false,
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 260, 0, false, 200 },
+		{ "2d2d e5m2 x e4m3 plain bf16 M=40 N=16 specials", MXA_GROUP_2D_2D,
+		  MXA_ELEM_E5M2, MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN,
+		  MXA_DTYPE_BF16, false, 16, 0, true, 40 },
 		/*
 		 * fp8 B with N on 16 and the stack at least A's rows: CUDA
 		 * swaps the operands (B's stack in registers); 272 = two
@@ -680,15 +702,16 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		 */
 		{ "2d3d e4m3 x e4m3 plain f32 N=272 K=96", MXA_GROUP_2D_3D,
 		  MXA_ELEM_E4M3, MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN,
-		  MXA_DTYPE_F32, false, 272, 96, false },
+		  MXA_DTYPE_F32, false, 272, 96, false, 0 },
 		{ "2d3d e2m1 x e5m2 swizzled bf16 acc N=144 K=128 specials",
 		  MXA_GROUP_2D_3D, MXA_ELEM_E2M1, MXA_ELEM_E5M2, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 144, 128, true },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_BF16, true, 144, 128, true, 0 },
 		{ "2d3d e3m2 x e4m3 swizzled f32 acc N=128 K=224", MXA_GROUP_2D_3D,
 		  MXA_ELEM_E3M2, MXA_ELEM_E4M3, false, false,
-		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 128, 224, false },
+		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 128, 224, false, 0 },
 	};
 	const unsigned int first_swapped = TEST_ARRAY_SIZE(configs) - 3;
+	const unsigned int first_k_wide = first_swapped - 4;
 	unsigned int i;
 
 	for (i = 0; i < TEST_ARRAY_SIZE(configs); i++) {
@@ -701,6 +724,8 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	}
 	for (i = first_swapped; i < TEST_ARRAY_SIZE(configs); i++)
 		run_config(dev, cpu, &configs[i], m_large, TEST_ARRAY_SIZE(m_large));
+	for (i = first_k_wide; i < first_swapped; i++)
+		run_config(dev, cpu, &configs[i], k_long, TEST_ARRAY_SIZE(k_long));
 	/* A single group is the dense GEMM. */
 	run_config(dev, cpu, &configs[1], one, 1);
 	run_config(dev, cpu, &configs[first_swapped], one, 1);
@@ -713,7 +738,7 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 			run_config(dev, cpu, &configs[i], m_small,
 				   TEST_ARRAY_SIZE(m_small));
 	printf("%u configurations and their decode steps: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 7);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 11);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
@@ -744,22 +769,24 @@ static void set_end(struct req *r, unsigned int i, int32_t v)
 	put(r->obuf, 0, r->ends, sizeof(r->ends));
 }
 
-static void req_init(struct mxa_device *dev, struct req *r,
-		     enum mxa_group_kind kind, enum mxa_scale_layout layout)
+/* k_rows: 2d x 2d's rows of A (C has 3 x k_rows). */
+static void req_init_rows(struct mxa_device *dev, struct req *r,
+			  enum mxa_group_kind kind, enum mxa_scale_layout layout,
+			  uint32_t k_rows)
 {
 	static const int32_t m_ends[] = { 2, 2, 9 };
 	static const int32_t k_ends[] = { 32, 32, 96 };
 	bool mk = kind == MXA_GROUP_2D_3D;
 	const int32_t *ends = mk ? m_ends : k_ends;
 
-	host_op_init(&r->ha, MXA_ELEM_E4M3, false, 0, mk ? 9 : 4, mk ? 64 : 96);
+	host_op_init(&r->ha, MXA_ELEM_E4M3, false, 0, mk ? 9 : k_rows, mk ? 64 : 96);
 	host_op_init(&r->hb, MXA_ELEM_E4M3, false, 0, mk ? 9 : 3, mk ? 64 : 96);
 	r->a = grouped_operand(dev, &r->ha, layout, mk ? BY_ROWS : BY_COLS,
 			       ends, 3);
 	r->b = grouped_operand(dev, &r->hb, layout, mk ? STACK : BY_COLS, ends,
 			       3);
-	r->c = (struct mxa_dense){ .buf = buffer(dev, mk ? 9 * 3 * 4 : 12 * 3 * 4),
-				   .dtype = MXA_DTYPE_F32, .rows = mk ? 9 : 12,
+	r->c = (struct mxa_dense){ .buf = buffer(dev, (mk ? 9 : 3 * k_rows) * 3 * 4),
+				   .dtype = MXA_DTYPE_F32, .rows = mk ? 9 : 3 * k_rows,
 				   .cols = 3 };
 	fill_cc(r->c.buf);
 	r->obuf = buffer(dev, 16);
@@ -768,6 +795,12 @@ static void req_init(struct mxa_device *dev, struct req *r,
 	put(r->obuf, 0, r->ends, sizeof(r->ends));
 	r->gr = (struct mxa_grouped){ .kind = kind, .count = 3,
 				      .offsets = r->obuf };
+}
+
+static void req_init(struct mxa_device *dev, struct req *r,
+		     enum mxa_group_kind kind, enum mxa_scale_layout layout)
+{
+	req_init_rows(dev, r, kind, layout, 4);
 }
 
 static void req_free(struct req *r)
@@ -939,6 +972,55 @@ static void test_errors(struct mxa_device *dev)
 	printf("malformed requests: each refused with its errno, C untouched\n");
 }
 
+/*
+ * 2d x 2d NATIVE past the skinny range (40 rows of A): on CUDA every
+ * group's tiles in one launch, the offsets in device memory checked by
+ * its schedule pass, C untouched when they are refused.
+ */
+static void test_errors_2d2d_native(struct mxa_device *dev)
+{
+	const struct config e4m3 = { .ea = MXA_ELEM_E4M3, .eb = MXA_ELEM_E4M3 };
+	struct mxa_op_desc d = desc_of(&e4m3, 40, 3, 96);
+	struct mxa_matrix m;
+	struct req r;
+
+	if (!test_supports(dev, &d, MXA_PREF_NATIVE))
+		return;
+#define RUN(pa, pb) mxa_gemm_grouped(dev, (pa), (pb), &r.c, &r.gr, 0, MXA_PREF_NATIVE)
+	req_init_rows(dev, &r, MXA_GROUP_2D_2D, MXA_LAYOUT_SWIZZLED, 40);
+	CHECK_RET(RUN(&r.a, &r.b), 0);
+	fill_cc(r.c.buf);
+	set_end(&r, 0, 16);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: K boundary off the block");
+	set_end(&r, 0, 32);
+	set_end(&r, 1, 0);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: decreasing ends");
+	set_end(&r, 1, 32);
+	set_end(&r, 2, 128);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: last end beyond total_K");
+	set_end(&r, 2, 64);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: last end below total_K");
+	set_end(&r, 2, 96);
+	/*
+	 * Blocks 1, 0, 2 per group: two swizzled columns of 4 each operand,
+	 * 1024 bytes; 512 hold the whole K's one column only.
+	 */
+	m = r.a;
+	m.scale = buffer(dev, 128 * 4);
+	EXPECT(&r, RUN(&m, &r.b), -EOVERFLOW,
+	       "NATIVE 2d x 2d: a's swizzled scales without per-group padding");
+	mxa_buffer_free(m.scale);
+	m = r.b;
+	m.scale = buffer(dev, 128 * 4);
+	EXPECT(&r, RUN(&r.a, &m), -EOVERFLOW,
+	       "NATIVE 2d x 2d: b's swizzled scales without per-group padding");
+	mxa_buffer_free(m.scale);
+	CHECK_RET(RUN(&r.a, &r.b), 0);
+	req_free(&r);
+#undef RUN
+	printf("malformed 2d x 2d requests under NATIVE: each refused with its errno, C untouched\n");
+}
+
 static void test_query(struct mxa_device *dev)
 {
 	struct mxa_op_desc d = { .op = MXA_OP_GEMM_GROUPED,
@@ -1015,6 +1097,7 @@ int main(void)
 		goto out;
 	test_semantics(dev, cpu);
 	test_errors(dev);
+	test_errors_2d2d_native(dev);
 out:
 	mxa_device_close(cpu);
 	mxa_device_close(dev);

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-grouped-sm90, 2d x 2d with MX operands (groups along K, the wgrad
+ * of torch._scaled_grouped_mm): every group's tiles in one launch of the
+ * bf16 kernel, the offsets never read on the host.
+ *
+ * Group g is the dense GEMM of A's and B's K columns [ends[g - 1],
+ * ends[g]) into its own M x N matrix, rows g x M of C.  The passes:
+ *   - the schedule (one CTA) checks the device-side offsets as the library
+ *     checks host-visible ones (lib/src/grouped.c) and turns them into
+ *     each group's first block of 32, its first chunk of 64 in B's bf16
+ *     (each group padded to whole chunks) and where its swizzled scales
+ *     start; malformed offsets set a status word and nothing else runs
+ *     (C untouched), the launcher reports them where the call waits;
+ *   - A's and B's scales K-major over all of K, from plain or torchao's
+ *     per-group swizzled layout, and each group's row maxima;
+ *   - B to bf16 group by group (sm90_prep_bf16_grouped_k(): the group's
+ *     row maxima, a flag per group and tile column where a row cannot
+ *     fold);
+ *   - the bf16 kernel over count x tiles_m x tiles_n tiles (group_k_tiles
+ *     in cuda_gemm_sm90_bf16.cu): A's codes from the group's first block,
+ *     the next group's codes in a chunk's tail kept out of the sum; an
+ *     empty group's tiles write 0 (+ C_in);
+ *   - an fp32 kernel for the tiles it leaves (NaN/Inf codes, NaN scales,
+ *     scale spans too wide to fold), exact in its special values as the
+ *     2d x 3d one is.
+ * Why one launch: per group, the dense path paid a host synchronisation,
+ * a launch of each pass and a partial last wave (Documentation/
+ * bench-cuda.rst).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cub/block/block_scan.cuh>
+
+#include "cuda_internal.cuh"
+#include "cuda_sm90.cuh"
+#include "cuda_sm90_fold.cuh"
+
+namespace {
+
+constexpr uint32_t BM = SM90_BF16_BM, BN = SM90_BF16_BN;
+constexpr int SCHED_THREADS = 1024;
+
+/* Why the schedule pass refused the offsets (status[0]); status[1] index, [2] value. */
+enum ksched_error {
+	KSCHED_OK,
+	KSCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
+	KSCHED_BEYOND,		/* ends[i] > total K */
+	KSCHED_LAST,		/* the last end != total K */
+	KSCHED_BLOCK,		/* ends[i] not a multiple of 32 */
+	KSCHED_A_SCALES,	/* a's per-group swizzled scales overrun their buffer */
+	KSCHED_B_SCALES,	/* b's the same */
+};
+
+struct ksched_args {
+	const int32_t *ends;
+	uint32_t count, extent;
+	/* Per swizzled column of 4 blocks, bytes of each operand's (0: plain). */
+	uint64_t a_swz_col, b_swz_col, a_avail, b_avail;
+	uint32_t *block0, *chunk0, *swz0;	/* count + 1 each */
+	uint32_t *status;			/* 4 words, zeroed; [3]: the chunks */
+};
+
+/*
+ * The groups from the offsets, by one CTA: each thread checks a run of
+ * groups, block scans give each group its first chunk and its first
+ * swizzled column.  The first failing end (lowest index) is the one
+ * reported, as on the host.
+ */
+__global__ void __launch_bounds__(SCHED_THREADS) kschedule_kernel(const struct ksched_args p)
+{
+	typedef cub::BlockScan<uint32_t, SCHED_THREADS> scan;
+	__shared__ typename scan::TempStorage tmp;
+	__shared__ unsigned long long first_bad;
+	const uint32_t per = (p.count + SCHED_THREADS - 1) / SCHED_THREADS;
+	const uint32_t g0 = min(threadIdx.x * per, p.count), g1 = min(g0 + per, p.count);
+	unsigned long long bad = ~0ull;
+	uint32_t chunks = 0, cols = 0, cfirst, ctotal, sfirst, stotal, g;
+
+	if (threadIdx.x == 0)
+		first_bad = ~0ull;
+	__syncthreads();
+	for (g = g0; g < g1; g++) {
+		const int32_t prev = g ? p.ends[g - 1] : 0, end = p.ends[g];
+		uint32_t blocks;
+
+		if (end < prev) {
+			bad = (unsigned long long)g << 8 | KSCHED_DECREASING;
+			break;
+		}
+		if ((uint32_t)end > p.extent) {
+			bad = (unsigned long long)g << 8 | KSCHED_BEYOND;
+			break;
+		}
+		if (end % 32) {
+			bad = (unsigned long long)g << 8 | KSCHED_BLOCK;
+			break;
+		}
+		blocks = (uint32_t)(end - prev) / 32;
+		chunks += (blocks + 1) / 2;
+		cols += (blocks + 3) / 4;
+	}
+	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
+		bad = min(bad, (unsigned long long)(p.count - 1) << 8 | KSCHED_LAST);
+	if (bad != ~0ull)
+		atomicMin(&first_bad, bad);
+	scan(tmp).ExclusiveSum(chunks, cfirst, ctotal);
+	__syncthreads();	/* tmp again */
+	scan(tmp).ExclusiveSum(cols, sfirst, stotal);
+	__syncthreads();
+	if (first_bad != ~0ull) {
+		if (threadIdx.x == 0) {
+			const uint32_t i = (uint32_t)(first_bad >> 8);
+
+			p.status[1] = i;
+			p.status[2] = (uint32_t)p.ends[i];
+			p.status[0] = (uint32_t)(first_bad & 0xff);
+		}
+		return;
+	}
+	for (g = g0; g < g1; g++) {
+		const uint32_t blocks = (uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) / 32;
+
+		p.block0[g] = (g ? (uint32_t)p.ends[g - 1] : 0) / 32;
+		p.chunk0[g] = cfirst;
+		p.swz0[g] = sfirst;
+		cfirst += (blocks + 1) / 2;
+		sfirst += (blocks + 3) / 4;
+	}
+	if (threadIdx.x != 0)
+		return;
+	p.block0[p.count] = p.extent / 32;
+	p.chunk0[p.count] = ctotal;
+	p.swz0[p.count] = stotal;
+	p.status[3] = ctotal;
+	if (p.a_swz_col && stotal * p.a_swz_col > p.a_avail)
+		p.status[0] = KSCHED_A_SCALES;
+	else if (p.b_swz_col && stotal * p.b_swz_col > p.b_avail)
+		p.status[0] = KSCHED_B_SCALES;
+	if (p.status[0])
+		p.status[1] = stotal;
+}
+
+/* An operand's scales K-major over all of K and its row maxima per group. */
+struct kscales_args {
+	const uint8_t *scale;
+	uint64_t stride;		/* plain: bytes per row */
+	int swizzled;			/* torchao's per-group layout (swz0) */
+	uint32_t rows, rows_pad, blocks;
+	struct sm90_kgroups k;
+	const uint32_t *swz0;
+	uint8_t *out;			/* [blocks][rows_pad] */
+	uint32_t *rmax;			/* [count][rows] */
+};
+
+/*
+ * Output byte (kb, r): threads along rows (coalesced stores), blocks
+ * strided over the grid's y; a swizzled scale is found in its group's
+ * tiles, which start where the groups before end (the group of kb by a
+ * binary search, log2(count) steps, once per thread and block).
+ */
+__global__ void kscales_kernel(const struct kscales_args p)
+{
+	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t row_tiles = (p.rows + BM - 1) / BM;
+
+	if (*p.k.status || r >= p.rows_pad)
+		return;
+	for (uint32_t kb = blockIdx.y; kb < p.blocks; kb += gridDim.y) {
+		uint8_t v = 0;
+
+		if (r < p.rows && !p.swizzled) {
+			v = p.scale[r * p.stride + kb];
+		} else if (r < p.rows) {
+			uint32_t g = 0, hi = p.k.count, cols;
+
+			while (hi - g > 1) {
+				const uint32_t mid = g + (hi - g) / 2;
+
+				if (p.k.block0[mid] <= kb)
+					g = mid;
+				else
+					hi = mid;
+			}
+			/* An empty group has no columns: g is the last with block0 <= kb. */
+			cols = p.swz0[g + 1] - p.swz0[g];
+			v = p.scale[(uint64_t)p.swz0[g] * row_tiles * 512 +
+				    sm90_scale_index(true, 0, cols, r, kb - p.k.block0[g])];
+		}
+		p.out[(uint64_t)kb * p.rows_pad + r] = v;
+	}
+}
+
+/* rmax[g][r]: the largest scale of row r in group g other than NaN (0xff); 0 if none. */
+__global__ void krmax_kernel(const struct kscales_args p)
+{
+	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x, g = blockIdx.y;
+	uint32_t m = 0;
+
+	if (*p.k.status || r >= p.rows)
+		return;
+	for (uint32_t kb = p.k.block0[g]; kb < p.k.block0[g + 1]; kb++) {
+		const uint32_t v = p.out[(uint64_t)kb * p.rows_pad + r];
+
+		m = v != 0xff && v > m ? v : m;
+	}
+	p.rmax[(uint64_t)g * p.rows + r] = m;
+}
+
+/* The tiles the bf16 kernel left: read in place, one C element per step. */
+struct kfallback_args {
+	const uint8_t *a, *b;		/* codes */
+	uint64_t a_stride, b_stride;
+	const uint8_t *sa, *sb;		/* K-major scales, all of K */
+	uint32_t a_pad, b_pad;
+	int ea, eb;			/* enum sm90_elem */
+	uint32_t m, n, tiles_m, tiles_n;
+	struct sm90_kgroups k;
+	struct sm90_c out;
+};
+
+/*
+ * C = sum over the group's blocks of (the block's 32 exact products
+ * summed in fp32) times 2^sa * 2^sb (promote_fma(), as the fp8 kernel
+ * promotes), + C_in: what the 2d x 3d fallback computes, for a tile of
+ * group_k_tiles (its id the CTA's).
+ */
+__global__ void __launch_bounds__(256) kfallback_kernel(const struct kfallback_args p)
+{
+#if defined(__CUDA_ARCH__) && defined(SM90_CODE)
+	const uint32_t per = p.tiles_m * p.tiles_n;
+
+	for (uint32_t i = blockIdx.x; i < *p.k.list_count; i += gridDim.x) {
+		const uint32_t id = p.k.list[i], g = id / per;
+		const uint32_t kb0 = p.k.block0[g], kb1 = p.k.block0[g + 1];
+		uint32_t tm, tn;
+
+		sm90_group_raster(p.tiles_m, p.tiles_n, id % per, &tm, &tn);
+		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
+			const uint32_t r = tm * BM + e / BN, j = tn * BN + e % BN;
+			const uint8_t *ar = p.a + r * p.a_stride;
+			const uint8_t *br = p.b + (uint64_t)j * p.b_stride;
+			float acc = 0.0f;
+
+			if (r >= p.m || j >= p.n)
+				continue;
+			for (uint32_t kb = kb0; kb < kb1; kb++)
+				acc = promote_fma(sm90_block_sum(ar, p.ea, br, p.eb, kb),
+						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad + r]),
+						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad + j]), acc);
+			store_c_value(p.out, ((uint64_t)g * p.m + r) * p.out.stride + j, acc);
+		}
+	}
+#endif
+}
+
+/* The schedule pass's verdict, as lib/src/grouped.c words it on the host. */
+int report_kstatus(const struct mxa_job *job, const uint32_t *st)
+{
+	const uint32_t total = job->a.cols;
+
+	switch (st[0]) {
+	case KSCHED_OK:
+		return 0;
+	case KSCHED_DECREASING:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
+	case KSCHED_BEYOND:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total K = %u",
+				st[1], (int32_t)st[2], total);
+	case KSCHED_LAST:
+		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total K = %u",
+				st[1], (int32_t)st[2], total);
+	case KSCHED_BLOCK:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size 32",
+				st[1], (int32_t)st[2]);
+	case KSCHED_A_SCALES:
+	case KSCHED_B_SCALES: {
+		const struct mxa_matrix *m = st[0] == KSCHED_A_SCALES ? &job->a : &job->b;
+
+		return cuda_err(-EOVERFLOW, "gemm_grouped: %s's per-group swizzled scales need %llu bytes after scale_offset, the buffer has %zu",
+				st[0] == KSCHED_A_SCALES ? "a" : "b",
+				(unsigned long long)st[1] * 4 * ((m->rows + BM - 1) / BM * BM),
+				m->scale->size - m->scale_offset);
+	}
+	}
+	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
+}
+
+/* What one launch allocates in stream-ordered scratch, freed together. */
+struct kscratch {
+	void *sched, *ad, *bd, *sa, *sb, *bf;
+};
+
+void free_kscratch(struct cuda_device *cd, struct kscratch *s)
+{
+	void *all[] = { s->bf, s->sb, s->sa, s->bd, s->ad, s->sched };
+
+	for (unsigned int i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i])
+			cudaFreeAsync(all[i], cd->stream);
+}
+
+/*
+ * One operand's K-major scales and per-group row maxima into *scratch
+ * (rows_pad on 16: the scale map's row pitch).
+ */
+int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct sm90_kgroups &k,
+	       const uint32_t *swz0, void **scratch, struct kscales_args *s)
+{
+	cudaError_t e;
+
+	memset(s, 0, sizeof(*s));
+	s->scale = cuda_ptr(m->scale, m->scale_offset);
+	s->swizzled = m->scale_layout == MXA_LAYOUT_SWIZZLED;
+	s->stride = s->swizzled ? 0 : mxa__scale_stride(m);
+	s->rows = m->rows;
+	s->rows_pad = (m->rows + 15) / 16 * 16;
+	s->blocks = m->cols / 32;
+	s->k = k;
+	s->swz0 = swz0;
+	e = cudaMallocAsync(scratch, (size_t)s->rows_pad * s->blocks + 16 +
+				     (size_t)k.count * m->rows * 4, cd->stream);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cuda-grouped-sm90: scale scratch");
+	s->out = (uint8_t *)*scratch;
+	s->rmax = (uint32_t *)((uint8_t *)*scratch + ((size_t)s->rows_pad * s->blocks + 15) / 16 * 16);
+	kscales_kernel<<<dim3((s->rows_pad + 255) / 256, s->blocks < 65535 ? s->blocks : 65535),
+			 256, 0, cd->stream>>>(*s);
+	krmax_kernel<<<dim3((s->rows + 127) / 128, k.count), 128, 0, cd->stream>>>(*s);
+	return 0;
+}
+
+} /* namespace */
+
+const char *cuda_grouped_k_reject(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const uint64_t tiles = (uint64_t)job->groups.count * ((job->a.rows + BM - 1) / BM) *
+			       ((job->b.rows + BN - 1) / BN);
+
+	if (job->a.scale_type != MXA_SCALE_E8M0 || job->b.scale_type != MXA_SCALE_E8M0)
+		return "NVFP4 operands take the per-group path";
+	if (!sm90_bf16_fits(cd))
+		return "the bf16 kernel's shared memory does not fit";
+	if (tiles > INT32_MAX)
+		return "more tiles than one grid holds";
+	if ((uint64_t)job->groups.count * job->a.rows > UINT32_MAX ||
+	    (uint64_t)job->groups.count * job->b.rows > UINT32_MAX)
+		return "count x M or count x N beyond 2^32 - 1";
+	return NULL;
+}
+
+/*
+ * 2d x 2d with MX operands in one launch of each pass (the file's
+ * comment); cuda_grouped_k_reject(cd, job) must be NULL.
+ */
+int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const struct mxa_matrix *a = &job->a, *b = &job->b;
+	const uint32_t count = gr->count, blocks = a->cols / 32;
+	const uint32_t tiles_m = (a->rows + BM - 1) / BM, tiles_n = (b->rows + BN - 1) / BN;
+	const uint64_t tiles = (uint64_t)count * tiles_m * tiles_n;
+	/* Each group padded to whole chunks: at most one more chunk per group. */
+	const uint32_t chunks_max = (blocks + 1) / 2 + count;
+	const uint64_t b_row_bytes = (uint64_t)chunks_max * SM90_BF16_KC * 2;
+	struct kscratch scr;
+	struct ksched_args sp;
+	struct sm90_kgroups k;
+	struct kscales_args ssa, ssb;
+	struct sm90_prep_args pb;
+	struct sm90_bf16_args p;
+	struct kfallback_args fb;
+	const uint8_t *ad = NULL, *bd = NULL;
+	uint64_t as = 0, bs = 0;
+	CUtensorMap maps[3];
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, *swz0;
+	size_t sched_bytes;
+	cudaError_t e;
+	int ret;
+
+	memset(&scr, 0, sizeof(scr));
+	/* status, block0, chunk0, swz0, list count, list, flags per group and tile column */
+	sched_bytes = 16 + 3 * ((size_t)count + 1) * 4 + 4 + tiles * 4 +
+		      (size_t)count * tiles_n * 4;
+	e = cudaMallocAsync(&scr.sched, sched_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(scr.sched, 0, sched_bytes, cd->stream);
+	if (e != cudaSuccess) {
+		free_kscratch(cd, &scr);
+		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
+	}
+	k.status = (const uint32_t *)scr.sched;
+	k.block0 = k.status + 4;
+	k.chunk0 = k.block0 + count + 1;
+	swz0 = (uint32_t *)(k.chunk0 + count + 1);
+	k.count = count;
+	k.list_count = swz0 + count + 1;
+	k.list = k.list_count + 1;
+	k.bad = k.list + tiles;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
+	sp.count = count;
+	sp.extent = a->cols;
+	if (a->scale_layout == MXA_LAYOUT_SWIZZLED)
+		sp.a_swz_col = (uint64_t)(a->rows + BM - 1) / BM * BM * 4;
+	if (b->scale_layout == MXA_LAYOUT_SWIZZLED)
+		sp.b_swz_col = (uint64_t)(b->rows + BM - 1) / BM * BM * 4;
+	sp.a_avail = a->scale->size - a->scale_offset;
+	sp.b_avail = b->scale->size - b->scale_offset;
+	sp.block0 = (uint32_t *)k.block0;
+	sp.chunk0 = (uint32_t *)k.chunk0;
+	sp.swz0 = swz0;
+	sp.status = (uint32_t *)k.status;
+	kschedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
+
+	ret = sm90_aligned_data(cd, a, &ad, &as, &scr.ad);
+	if (!ret)
+		ret = sm90_aligned_data(cd, b, &bd, &bs, &scr.bd);
+	if (!ret)
+		ret = kscales_of(cd, a, k, swz0, &scr.sa, &ssa);
+	if (!ret)
+		ret = kscales_of(cd, b, k, swz0, &scr.sb, &ssb);
+	if (!ret) {
+		e = cudaMallocAsync(&scr.bf, (size_t)b->rows * b_row_bytes, cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
+	}
+	if (!ret) {
+		pb = sm90_prep_args_of(b, bd, bs, ssb.out, ssb.rmax, (uint8_t *)scr.bf,
+				       (uint32_t *)k.bad, 0);
+		pb.rows_pad = ssb.rows_pad;
+		pb.tile_shift = 8;	/* a flag per tile column of 256 rows */
+		ret = sm90_prep_bf16_grouped_k(cd, pb, k, chunks_max, tiles_n);
+	}
+	if (!ret)
+		ret = sm90_map_codes(&maps[0], a, ad, as, BM);
+	if (!ret)
+		ret = sm90_make_map(&maps[1], (const uint8_t *)scr.bf, b_row_bytes, b->rows,
+				    b_row_bytes, SM90_BF16_KC * 2, BN, CU_TENSOR_MAP_SWIZZLE_128B);
+	if (!ret)
+		ret = sm90_make_map(&maps[2], ssa.out, ssa.rows_pad, blocks, ssa.rows_pad, BM, 2,
+				    CU_TENSOR_MAP_SWIZZLE_NONE);
+	if (!ret) {
+		memset(&p, 0, sizeof(p));
+		p.m = a->rows;
+		p.n = b->rows;
+		p.blocks = blocks;
+		p.elem_a = sm90_elem_of(a->elem);
+		p.out = sm90_c_of(job);
+		p.tiles_m = tiles_m;
+		p.tiles_n = tiles_n;
+		p.rmax_a = ssa.rmax;
+		p.rmax_b = ssb.rmax;
+		p.kgroups = k;
+		ret = sm90_launch_bf16_grouped_k(cd, maps, p);
+	}
+	if (!ret) {
+		memset(&fb, 0, sizeof(fb));
+		fb.a = ad;
+		fb.b = bd;
+		fb.a_stride = as;
+		fb.b_stride = bs;
+		fb.sa = ssa.out;
+		fb.sb = ssb.out;
+		fb.a_pad = ssa.rows_pad;
+		fb.b_pad = ssb.rows_pad;
+		fb.ea = sm90_elem_of(a->elem);
+		fb.eb = sm90_elem_of(b->elem);
+		fb.m = a->rows;
+		fb.n = b->rows;
+		fb.tiles_m = tiles_m;
+		fb.tiles_n = tiles_n;
+		fb.k = k;
+		fb.out = p.out;
+		kfallback_kernel<<<(unsigned int)(tiles < 4u * cd->sms ? tiles : 4u * cd->sms), 256,
+				   0, cd->stream>>>(fb);
+	}
+	/*
+	 * The verdict on the offsets, where the call waits for the stream
+	 * anyway (not on a caller's stream: no host synchronisation there).
+	 */
+	if (!ret && (!cd->user_stream || cuda_host->debug())) {
+		e = cudaMemcpyAsync(st, scr.sched, 16, cudaMemcpyDeviceToHost, cd->stream);
+		if (e == cudaSuccess)
+			e = cudaMemcpyAsync(&left, k.list_count, 4, cudaMemcpyDeviceToHost,
+					    cd->stream);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(cd->stream);
+		if (e != cudaSuccess)
+			ret = cuda_fail(e, "cuda-grouped-sm90: schedule status");
+		else
+			ret = report_kstatus(job, st);
+		if (!ret)
+			cuda_dbg("cuda-grouped-sm90: 2d x 2d in one launch, %u groups, %u chunks of 64, %llu tiles of 128 x 256; %u left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+				 count, st[3], (unsigned long long)tiles, left);
+	}
+	free_kscratch(cd, &scr);
+	return ret;
+}
