@@ -566,21 +566,26 @@ int launch_2d_2d(struct cuda_device *cd, const struct mxa_job *job)
  * 2d x 3d with MX operands: A's scales K-major by tile row and the B
  * stack's K-major, B's stack to bf16 (rows that cannot fold flagged), the
  * bf16 kernel over every group's tiles, the fp32 fallback for the tiles
- * it leaves.
+ * it leaves.  swapped (fp8 B, N a multiple of 16, the stack at least as
+ * many rows as A): A's scales K-major by row and A to bf16 instead, the
+ * bf16 kernel over sm90_group_unit()'s tiles with the stack's codes in
+ * registers; the pre-pass then converts M x K values, not groups x N x K.
+ * tiles_m: tile rows (units of 256 rows when swapped), tiles_n: tile
+ * columns of the launch.
  */
 int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
 		    const struct sm90_groups &g, uint32_t tiles_m, uint32_t tiles_n,
-		    const uint32_t *status)
+		    const uint32_t *status, bool swapped)
 {
 	const struct mxa_matrix *a = &job->a;
 	struct mxa_matrix bs = job->b;
 	const uint32_t n = g.n, blocks = a->cols / 32;
 	const uint64_t list_max = (uint64_t)tiles_m * tiles_n;
-	void *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfb = NULL;
+	void *scr[5] = { NULL, NULL, NULL, NULL, NULL };	/* a, b copies, scales, bf16 */
 	const uint8_t *ad, *bd;
 	uint64_t as, bstr;
 	struct scales_args ssa, ssb;
-	struct sm90_prep_args pb;
+	struct sm90_prep_args pp;
 	struct sm90_bf16_args p;
 	struct fallback_args fb;
 	CUtensorMap maps[3];
@@ -588,54 +593,52 @@ int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
 	int ret;
 
 	bs.rows = g.count * n;
-	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
+	ret = sm90_aligned_data(cd, a, &ad, &as, &scr[0]);
 	if (!ret)
-		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
+		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &scr[1]);
 	if (!ret)
-		ret = scales_of(cd, a, a->rows, true, tiles_m, 0, g, status, &sa, &ssa);
+		ret = scales_of(cd, a, a->rows, true, swapped ? 0 : tiles_m, 0, g, status, &scr[2],
+				&ssa);
 	if (!ret)
-		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, status, &sb, &ssb);
+		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, status, &scr[3], &ssb);
+	/* The operand in registers (codes) and the one the pre-pass converts. */
+	const struct mxa_matrix *cm = swapped ? &bs : a, *pm = swapped ? a : &bs;
+	const struct scales_args &cs = swapped ? ssb : ssa, &ps = swapped ? ssa : ssb;
+
 	if (!ret) {
-		e = cudaMallocAsync(&bfb, (size_t)bs.rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
-				    cd->stream);
+		e = cudaMallocAsync(&scr[4], (size_t)pm->rows * ((blocks + 1) / 2) *
+					     SM90_BF16_KC * 2, cd->stream);
 		if (e != cudaSuccess)
 			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
 	}
 	if (!ret) {
-		pb.data = bd;
-		pb.stride = bstr;
-		pb.rows = bs.rows;
-		pb.blocks = blocks;
-		pb.rows_pad = ssb.rows_pad;
-		pb.elem = sm90_elem_of(bs.elem);
-		pb.scales = ssb.out;
-		pb.rmax = ssb.rmax;
-		pb.out = (uint8_t *)bfb;
-		pb.bad_tiles = (uint32_t *)g.bad_b;
-		pb.tile_shift = 0;
-		ret = sm90_prep_bf16(cd, pb);
+		pp = sm90_prep_args_of(pm, swapped ? ad : bd, swapped ? as : bstr, ps.out, ps.rmax,
+				       (uint8_t *)scr[4], (uint32_t *)g.bad_b, 0);
+		pp.rows_pad = ps.rows_pad;
+		ret = sm90_prep_bf16(cd, pp);
 	}
 	if (!ret)
-		ret = sm90_map_codes(&maps[0], a, ad, as, BM);
+		ret = sm90_map_codes(&maps[0], cm, swapped ? bd : ad, swapped ? bstr : as, BM);
 	if (!ret)
-		ret = sm90_map_prepped(&maps[1], pb, BN);
+		ret = sm90_map_prepped(&maps[1], pp, BN);
 	if (!ret)
-		ret = sm90_make_map(&maps[2], ssa.out, ssa.rows_pad, blocks, ssa.rows_pad, BM, 2,
+		ret = sm90_make_map(&maps[2], cs.out, cs.rows_pad, blocks, cs.rows_pad, BM, 2,
 				    CU_TENSOR_MAP_SWIZZLE_NONE);
 	if (!ret) {
 		memset(&p, 0, sizeof(p));
-		p.m = a->rows;
-		p.n = n;
+		p.m = cm->rows;
+		p.n = swapped ? a->rows : n;
 		p.blocks = blocks;
-		p.elem_a = sm90_elem_of(a->elem);
+		p.elem_a = sm90_elem_of(cm->elem);
 		p.out = sm90_c_of(job);
-		p.transposed = 0;
+		p.transposed = swapped;
 		p.tiles_m = tiles_m;
 		p.tiles_n = tiles_n;
-		p.rmax_a = ssa.rmax;
-		p.rmax_b = ssb.rmax;
+		p.rmax_a = cs.rmax;
+		p.rmax_b = ps.rmax;
 		p.groups = g;
-		ret = sm90_launch_bf16_grouped(cd, maps, p);
+		ret = swapped ? sm90_launch_bf16_grouped_swapped(cd, maps, p) :
+				sm90_launch_bf16_grouped(cd, maps, p);
 	}
 	if (!ret) {
 		fb.a = ad;
@@ -650,131 +653,15 @@ int launch_2d_3d_mx(struct cuda_device *cd, const struct mxa_job *job,
 		fb.eb = sm90_elem_of(bs.elem);
 		fb.blocks = blocks;
 		fb.tiles_n = tiles_n;
-		fb.swapped = 0;
+		fb.swapped = swapped;
 		fb.g = g;
 		fb.out = p.out;
 		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
 				  256, 0, cd->stream>>>(fb);
 	}
-	if (bfb)
-		cudaFreeAsync(bfb, cd->stream);
-	if (sb)
-		cudaFreeAsync(sb, cd->stream);
-	if (sa)
-		cudaFreeAsync(sa, cd->stream);
-	if (bscr)
-		cudaFreeAsync(bscr, cd->stream);
-	if (ascr)
-		cudaFreeAsync(ascr, cd->stream);
-	return ret;
-}
-
-/*
- * 2d x 3d with MX operands, swapped (fp8 B, N a multiple of 16, the
- * stack at least as many rows as A): A's scales K-major by row and A to
- * bf16 (rows that cannot fold flagged), the B stack's scales K-major, the
- * bf16 kernel over sm90_group_unit()'s tiles with the stack's codes in
- * registers, the fp32 fallback for the tiles it leaves.  The pre-pass
- * then converts M x K values, not groups x N x K.
- */
-int launch_2d_3d_mx_swapped(struct cuda_device *cd, const struct mxa_job *job,
-			    const struct sm90_groups &g, uint32_t units, uint32_t tiles_n,
-			    const uint32_t *status)
-{
-	const struct mxa_matrix *a = &job->a;
-	struct mxa_matrix bs = job->b;
-	const uint32_t n = g.n, blocks = a->cols / 32;
-	const uint64_t list_max = (uint64_t)units * tiles_n;
-	void *ascr = NULL, *bscr = NULL, *sa = NULL, *sb = NULL, *bfa = NULL;
-	const uint8_t *ad, *bd;
-	uint64_t as, bstr;
-	struct scales_args ssa, ssb;
-	struct sm90_prep_args pa;
-	struct sm90_bf16_args p;
-	struct fallback_args fb;
-	CUtensorMap maps[3];
-	cudaError_t e;
-	int ret;
-
-	bs.rows = g.count * n;
-	ret = sm90_aligned_data(cd, a, &ad, &as, &ascr);
-	if (!ret)
-		ret = sm90_aligned_data(cd, &bs, &bd, &bstr, &bscr);
-	if (!ret)
-		ret = scales_of(cd, a, a->rows, true, 0, 0, g, status, &sa, &ssa);
-	if (!ret)
-		ret = scales_of(cd, &job->b, bs.rows, false, 0, n, g, status, &sb, &ssb);
-	if (!ret) {
-		e = cudaMallocAsync(&bfa, (size_t)a->rows * ((blocks + 1) / 2) * SM90_BF16_KC * 2,
-				    cd->stream);
-		if (e != cudaSuccess)
-			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
-	}
-	if (!ret) {
-		pa.data = ad;
-		pa.stride = as;
-		pa.rows = a->rows;
-		pa.blocks = blocks;
-		pa.rows_pad = ssa.rows_pad;
-		pa.elem = sm90_elem_of(a->elem);
-		pa.scales = ssa.out;
-		pa.rmax = ssa.rmax;
-		pa.out = (uint8_t *)bfa;
-		pa.bad_tiles = (uint32_t *)g.bad_b;
-		pa.tile_shift = 0;
-		ret = sm90_prep_bf16(cd, pa);
-	}
-	if (!ret)
-		ret = sm90_map_codes(&maps[0], &bs, bd, bstr, BM);
-	if (!ret)
-		ret = sm90_map_prepped(&maps[1], pa, BN);
-	if (!ret)
-		ret = sm90_make_map(&maps[2], ssb.out, ssb.rows_pad, blocks, ssb.rows_pad, BM, 2,
-				    CU_TENSOR_MAP_SWIZZLE_NONE);
-	if (!ret) {
-		memset(&p, 0, sizeof(p));
-		p.m = bs.rows;
-		p.n = a->rows;
-		p.blocks = blocks;
-		p.elem_a = sm90_elem_of(bs.elem);
-		p.out = sm90_c_of(job);
-		p.transposed = 1;
-		p.tiles_m = units;
-		p.tiles_n = tiles_n;
-		p.rmax_a = ssb.rmax;
-		p.rmax_b = ssa.rmax;
-		p.groups = g;
-		ret = sm90_launch_bf16_grouped_swapped(cd, maps, p);
-	}
-	if (!ret) {
-		fb.a = ad;
-		fb.b = bd;
-		fb.a_stride = as;
-		fb.b_stride = bstr;
-		fb.sa = ssa.out;
-		fb.sb = ssb.out;
-		fb.a_pad = ssa.rows_pad;
-		fb.b_pad = ssb.rows_pad;
-		fb.ea = sm90_elem_of(a->elem);
-		fb.eb = sm90_elem_of(bs.elem);
-		fb.blocks = blocks;
-		fb.tiles_n = tiles_n;
-		fb.swapped = 1;
-		fb.g = g;
-		fb.out = p.out;
-		fallback_kernel<<<(unsigned int)(list_max < 4u * cd->sms ? list_max : 4u * cd->sms),
-				  256, 0, cd->stream>>>(fb);
-	}
-	if (bfa)
-		cudaFreeAsync(bfa, cd->stream);
-	if (sb)
-		cudaFreeAsync(sb, cd->stream);
-	if (sa)
-		cudaFreeAsync(sa, cd->stream);
-	if (bscr)
-		cudaFreeAsync(bscr, cd->stream);
-	if (ascr)
-		cudaFreeAsync(ascr, cd->stream);
+	for (int i = 4; i >= 0; i--)
+		if (scr[i])
+			cudaFreeAsync(scr[i], cd->stream);
 	return ret;
 }
 
@@ -1009,8 +896,8 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 
 	ret = skinny ? launch_2d_3d_skinny(cd, job, g, sp.status) :
 	      nvfp4 ? launch_2d_3d_nvfp4(cd, job, g, tiles_m, tiles_n, sp.status) :
-	      swapped ? launch_2d_3d_mx_swapped(cd, job, g, units, tiles_n_s, sp.status) :
-		      launch_2d_3d_mx(cd, job, g, tiles_m, tiles_n, sp.status);
+	      swapped ? launch_2d_3d_mx(cd, job, g, units, tiles_n_s, sp.status, true) :
+		      launch_2d_3d_mx(cd, job, g, tiles_m, tiles_n, sp.status, false);
 	/*
 	 * The verdict on the offsets, where the call waits for the stream
 	 * anyway (not on a caller's stream: no host synchronisation there).

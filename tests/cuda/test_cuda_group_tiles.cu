@@ -36,6 +36,40 @@ static uint32_t below(uint32_t n)
 	return (uint32_t)(state >> 33) % n;
 }
 
+/*
+ * The schedule pass's: each group's first row (rs) and first unit of
+ * `unit` rows (us), count + 1 entries each; returns the units in all.
+ */
+static uint32_t schedule(const std::vector<int32_t> &ends, uint32_t count, uint32_t unit,
+			 std::vector<uint32_t> &rs, std::vector<uint32_t> &us)
+{
+	uint32_t total = 0;
+
+	for (uint32_t g = 0; g < count; g++) {
+		const uint32_t prev = g ? (uint32_t)ends[g - 1] : 0;
+
+		rs[g] = prev;
+		us[g] = total;
+		total += ((uint32_t)ends[g] - prev + unit - 1) / unit;
+	}
+	rs[count] = (uint32_t)ends[count - 1];
+	us[count] = total;
+	return total;
+}
+
+/* Every (row, tile) pair computed by exactly one CTA; else says which is not. */
+static bool once_each(const std::vector<int> &seen, uint32_t tiles, const char *what)
+{
+	for (size_t i = 0; i < seen.size(); i++) {
+		if (seen[i] != 1) {
+			printf("FAIL: %srow %zu, tile %zu computed by %d CTAs\n", what, i / tiles,
+			       i % tiles, seen[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* One layout; returns the number of (row, tile column) pairs, or -1. */
 static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 {
@@ -45,18 +79,10 @@ static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 	std::vector<uint32_t> rs(count + 1), ts(count + 1);
 	std::vector<int> seen((size_t)m * tiles_n, 0), owned(m, 0);
 	struct sm90_groups gs = {};
-	uint32_t t = 0, g, bid;
+	const uint32_t t = schedule(ends, count, SM90_BF16_BM, rs, ts);
+	uint32_t g, bid;
 	size_t i;
 
-	for (g = 0; g < count; g++) {
-		const uint32_t prev = g ? (uint32_t)ends[g - 1] : 0;
-
-		rs[g] = prev;
-		ts[g] = t;
-		t += ((uint32_t)ends[g] - prev + SM90_BF16_BM - 1) / SM90_BF16_BM;
-	}
-	rs[count] = m;
-	ts[count] = t;
 	gs.row_start = rs.data();
 	gs.tile_start = ts.data();
 	gs.count = count;
@@ -116,14 +142,7 @@ static long check(uint32_t count, uint32_t n, const std::vector<int32_t> &ends)
 			return -1;
 		}
 	}
-	for (i = 0; i < seen.size(); i++) {
-		if (seen[i] != 1) {
-			printf("FAIL: row %zu, tile column %zu computed by %d CTAs\n",
-			       i / tiles_n, i % tiles_n, seen[i]);
-			return -1;
-		}
-	}
-	return (long)seen.size();
+	return once_each(seen, tiles_n, "") ? (long)seen.size() : -1;
 }
 
 /*
@@ -139,18 +158,9 @@ static long check_swapped(uint32_t count, uint32_t n, const std::vector<int32_t>
 	std::vector<uint32_t> rs(count + 1), us(count + 1);
 	std::vector<int> seen((size_t)m * tiles_n, 0);
 	struct sm90_groups gs = {};
-	uint32_t u_total = 0, g, bid;
-	size_t i;
+	const uint32_t u_total = schedule(ends, count, SM90_BF16_BN, rs, us);
+	uint32_t g, bid;
 
-	for (g = 0; g < count; g++) {
-		const uint32_t prev = g ? (uint32_t)ends[g - 1] : 0;
-
-		rs[g] = prev;
-		us[g] = u_total;
-		u_total += ((uint32_t)ends[g] - prev + SM90_BF16_BN - 1) / SM90_BF16_BN;
-	}
-	rs[count] = m;
-	us[count] = u_total;
 	gs.row_start = rs.data();
 	gs.unit_start = us.data();
 	gs.count = count;
@@ -179,14 +189,7 @@ static long check_swapped(uint32_t count, uint32_t n, const std::vector<int32_t>
 		for (r = gu.a_row; r < gu.a_row + SM90_BF16_BN && r < gu.a_end; r++)
 			seen[(size_t)r * tiles_n + tn]++;
 	}
-	for (i = 0; i < seen.size(); i++) {
-		if (seen[i] != 1) {
-			printf("FAIL: swapped: row %zu, tile of N %zu computed by %d CTAs\n",
-			       i / tiles_n, i % tiles_n, seen[i]);
-			return -1;
-		}
-	}
-	return (long)seen.size();
+	return once_each(seen, tiles_n, "swapped: ") ? (long)seen.size() : -1;
 }
 
 int main(void)
