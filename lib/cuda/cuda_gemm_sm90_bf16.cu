@@ -334,6 +334,38 @@ __device__ __forceinline__ void write_tile(const struct sm90_bf16_args &p, float
 		write_c(p, st, EPI_LD, BM, BN, t.c_a, t.c_col, t.m_end, t.n_end);
 }
 
+/*
+ * The tile's C (MX epilogue) staged for TMA stores: 128-byte columns of C
+ * (32 fp32 or 64 bf16 values) as boxes of 128 rows one after the other,
+ * each row's 16-byte units in the 128-byte swizzle (unit u of row r at
+ * u ^ (r % 8)), which also spreads a warp's rows over the banks.
+ */
+__device__ __forceinline__ void stage_tma(const struct sm90_bf16_args &p, uint8_t *st,
+					  const float *acc, const uint32_t *rb,
+					  const struct consumer_rows &at)
+{
+#pragma unroll
+	for (int i = 0; i < 32; i++) {
+		const int c = 8 * i + 2 * at.q;
+		const uint2 rbc = *(const uint2 *)&rb[c];
+		const uint32_t byte = p.out.bf16 ? 2 * c : 4 * c, in = byte & 127;
+
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int r = at.r0 + 8 * h;
+			const float v0 = out_value<false>(p, acc[4 * i + 2 * h], at.ra[h], rbc.x);
+			const float v1 = out_value<false>(p, acc[4 * i + 2 * h + 1], at.ra[h], rbc.y);
+			uint8_t *a = st + (byte >> 7) * (BM * 128) + r * 128 +
+				     (((in >> 4) ^ (r & 7)) << 4) + (in & 15);
+
+			if (p.out.bf16)
+				*(__nv_bfloat162 *)a = __floats2bfloat162_rn(v0, v1);
+			else
+				*(float2 *)a = make_float2(v0, v1);
+		}
+	}
+}
+
 /* Hand this tile to the fp8 kernel: it is two of its tiles wide. */
 __device__ __forceinline__ void leave_tile(const struct sm90_bf16_args &p,
 					   uint32_t tile_m, uint32_t tile_n)
@@ -535,11 +567,13 @@ struct group_k_tiles {
 template <typename Tiles>
 struct k_of {
 	static constexpr bool partial = false;
+	static constexpr bool tma_c = false;	/* C by TMA where p.c_tma (maps[3]) */
 };
 
 template <>
 struct k_of<group_k_tiles> {
 	static constexpr bool partial = true;
+	static constexpr bool tma_c = true;
 };
 
 /* What a consumer thread's main loop needs. */
@@ -617,6 +651,10 @@ struct dense_tiles;
 struct group_tiles;
 struct group_tiles_swapped;
 struct group_k_tiles;
+template <typename Tiles>
+struct k_of {
+	static constexpr bool tma_c = false;
+};
 #endif /* SM90_CODE */
 
 /*
@@ -744,6 +782,7 @@ __global__ void __launch_bounds__(384, 1)
 gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		      const __grid_constant__ CUtensorMap tma_b,
 		      const __grid_constant__ CUtensorMap tma_sa,
+		      const __grid_constant__ CUtensorMap tma_c,
 		      const struct sm90_bf16_args p)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
@@ -829,6 +868,24 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		if (*bad) {
 			if (threadIdx.x == 0)
 				Tiles::leave(p, t);
+			return;
+		}
+		/*
+		 * By TMA: the CTA waits only until the stores have read the
+		 * staged tile, and its writes drain while the next CTA runs.
+		 */
+		if (k_of<Tiles>::tma_c && p.c_tma) {
+			const uint32_t es = p.out.bf16 ? 2 : 4;
+
+			stage_tma(p, smem, acc, rb, at);
+			fence_proxy_async();
+			asm volatile("bar.sync 1, 256;" ::: "memory");
+			if (threadIdx.x != 0)
+				return;
+			for (uint32_t b = 0; b < BN * es / 128; b++)
+				tma_store_3d(&tma_c, smem + b * (BM * 128), (int)(t.c_col * es + b * 128),
+					     (int)t.a_row, (int)(t.id / (p.tiles_m * p.tiles_n)));
+			tma_store_wait_read();
 			return;
 		}
 		write_tile(p, (float *)smem, acc, rb, at, t);
@@ -933,7 +990,8 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 /*
  * One instance of the kernel: dense_tiles, or group_tiles for the grouped
- * GEMM (p.tiles_m tile rows bound the groups' own).
+ * GEMM (p.tiles_m tile rows bound the groups' own); maps[3] C's for the
+ * policies that store it by TMA (k_of<Tiles>::tma_c).
  */
 template <int EA, typename Tiles>
 int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
@@ -948,7 +1006,8 @@ int launch_inst(struct cuda_device *cd, const CUtensorMap *maps,
 	gemm_sm90_bf16_kernel<EA, Tiles><<<p.tiles_m * p.tiles_n * (p.kgroups.count ?
 								      p.kgroups.count : 1),
 					   384, layout::SMEM, cd->stream>>>(maps[0], maps[1], maps[2],
-									    p);
+									    k_of<Tiles>::tma_c ?
+									    maps[3] : maps[0], p);
 	return 0;
 }
 

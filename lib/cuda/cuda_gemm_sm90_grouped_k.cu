@@ -20,7 +20,11 @@
  *   - the bf16 kernel over count x tiles_m x tiles_n tiles (group_k_tiles
  *     in cuda_gemm_sm90_bf16.cu): A's codes from the group's first block,
  *     the next group's codes in a chunk's tail kept out of the sum; an
- *     empty group's tiles write 0 (+ C_in);
+ *     empty group's tiles write 0 (+ C_in).  C (count planes of M x N)
+ *     by TMA stores where it is not accumulated and its rows are 16-byte
+ *     aligned: a CTA waits only until they have read its staged tile
+ *     (with 8 groups the kernel writes 8 times the dense GEMM's C, and
+ *     that wait was most of what it spends over the dense GEMM);
  *   - an fp32 kernel for the tiles it leaves (NaN/Inf codes, NaN scales,
  *     scale spans too wide to fold), exact in its special values as the
  *     2d x 3d one is.
@@ -377,7 +381,7 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 	struct kfallback_args fb;
 	const uint8_t *ad = NULL, *bd = NULL;
 	uint64_t as = 0, bs = 0;
-	CUtensorMap maps[3];
+	CUtensorMap maps[4];
 	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, *swz0;
 	size_t sched_bytes;
 	cudaError_t e;
@@ -448,11 +452,22 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 				    CU_TENSOR_MAP_SWIZZLE_NONE);
 	if (!ret) {
 		memset(&p, 0, sizeof(p));
+		p.out = sm90_c_of(job);
+		p.c_tma = !p.out.accumulate && !((uintptr_t)p.out.c & 15) &&
+			  !(mxa__dense_stride(&job->dense) & 15);
+		maps[3] = maps[0];
+		if (p.c_tma)
+			ret = sm90_make_map_3d(&maps[3], p.out.c,
+					       (uint64_t)b->rows * (p.out.bf16 ? 2 : 4), a->rows,
+					       count, mxa__dense_stride(&job->dense),
+					       (uint64_t)a->rows * mxa__dense_stride(&job->dense), 128,
+					       BM, CU_TENSOR_MAP_SWIZZLE_128B);
+	}
+	if (!ret) {
 		p.m = a->rows;
 		p.n = b->rows;
 		p.blocks = blocks;
 		p.elem_a = sm90_elem_of(a->elem);
-		p.out = sm90_c_of(job);
 		p.tiles_m = tiles_m;
 		p.tiles_n = tiles_n;
 		p.rmax_a = ssa.rmax;

@@ -173,6 +173,29 @@ static __device__ __forceinline__ void fence_proxy_async(void)
 }
 
 /*
+ * Shared memory to box (x, y, z) of a 3D map (a TMA store; boxes past the
+ * map's dimensions are clipped).  The writes after fence_proxy_async().
+ */
+static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, const void *src,
+						    int x, int y, int z)
+{
+	asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
+		     " [%0, {%2, %3, %4}], [%1];"
+		     :: "l"((uint64_t)map), "r"(smem_addr(src)), "r"(x), "r"(y), "r"(z)
+		     : "memory");
+}
+
+/*
+ * The TMA stores issued so far as one group, waited for until they have
+ * read shared memory (which may then be reused or released); their writes
+ * to global memory complete on their own.
+ */
+static __device__ __forceinline__ void tma_store_wait_read(void)
+{
+	asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+/*
  * A TMA pipeline's barriers, by the caller's thread 0: per stage one
  * `full` (the producer's arrival plus the copies' bytes) and one `empty`
  * (`consumers` arrivals); then the fences that make them visible to the
@@ -396,6 +419,12 @@ struct sm90_bf16_args {
 	 * x n).  count 0 everywhere else.
 	 */
 	struct sm90_kgroups kgroups;
+	/*
+	 * The K-grouped kernel stores C by TMA (maps[3]: C as count planes of
+	 * m x n, 128-byte boxes of 128 rows, 128-byte swizzle; C not
+	 * accumulated, 16-byte aligned rows).
+	 */
+	int c_tma;
 };
 
 /* Tile (u, tn) of a grouped GEMM: tile row u of all groups', column tn. */
@@ -694,6 +723,10 @@ const char *sm90_operand_reject(void);
 int sm90_make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
 		  uint64_t rows, uint64_t stride, uint32_t box_x, uint32_t box_y,
 		  CUtensorMapSwizzle swizzle);
+/* The same over planes of rows (plane_stride bytes apart), boxes one plane deep. */
+int sm90_make_map_3d(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
+		     uint64_t rows, uint64_t planes, uint64_t stride, uint64_t plane_stride,
+		     uint32_t box_x, uint32_t box_y, CUtensorMapSwizzle swizzle);
 /* log2 of element value / e4m3 byte value after the fp6/fp4 re-encoding. */
 int sm90_shift_of(enum mxa_elem e);
 /*

@@ -176,6 +176,26 @@ int sm90_make_map(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
 	return 0;
 }
 
+int sm90_make_map_3d(CUtensorMap *map, const uint8_t *base, uint64_t row_bytes,
+		     uint64_t rows, uint64_t planes, uint64_t stride, uint64_t plane_stride,
+		     uint32_t box_x, uint32_t box_y, CUtensorMapSwizzle swizzle)
+{
+	cuuint64_t dims[3] = { row_bytes, rows, planes };
+	cuuint64_t strides[2] = { stride, plane_stride };
+	cuuint32_t box[3] = { box_x, box_y, 1 };
+	cuuint32_t estr[3] = { 1, 1, 1 };
+	CUresult r;
+
+	r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, (void *)base, dims, strides, box, estr,
+		   CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS)
+		return cuda_err(-EIO, "cuda-mx-sm90: cuTensorMapEncodeTiled: error %d (%llu planes of %llu rows, row bytes %llu, stride %llu)",
+				(int)r, (unsigned long long)planes, (unsigned long long)rows,
+				(unsigned long long)row_bytes, (unsigned long long)stride);
+	return 0;
+}
+
 /* log2 of element value / e4m3 byte value after conversion. */
 int sm90_shift_of(enum mxa_elem e)
 {
