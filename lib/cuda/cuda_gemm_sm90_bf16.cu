@@ -685,16 +685,7 @@ __global__ void prep_bf16_kernel(const struct sm90_prep_args p, const struct sm9
 	if (c >= kt || (k.count && *k.status))
 		return;
 	if (k.count) {
-		uint32_t hi = k.count;
-
-		while (hi - g > 1) {
-			const uint32_t mid = g + (hi - g) / 2;
-
-			if (k.chunk0[mid] <= c)
-				g = mid;
-			else
-				hi = mid;
-		}
+		g = sm90_group_of(k.chunk0, k.count, c);
 		kb0 = k.block0[g] + 2 * (c - k.chunk0[g]);
 		kb_end = k.block0[g + 1];
 	}

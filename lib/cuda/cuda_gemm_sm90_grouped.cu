@@ -170,21 +170,14 @@ struct scales_args {
 __device__ __forceinline__ const uint8_t *scale_row(const struct scales_args &p, uint32_t r,
 						   uint32_t *lr)
 {
-	uint32_t lo = 0, hi = p.g.count;
+	uint32_t lo;
 	uint64_t base;
 
 	*lr = r;
 	if (!p.swizzled)
 		return p.scale + r * p.stride;
 	if (p.by_rows) {
-		while (hi - lo > 1) {
-			const uint32_t mid = lo + (hi - lo) / 2;
-
-			if (p.g.row_start[mid] <= r)
-				lo = mid;
-			else
-				hi = mid;
-		}
+		lo = sm90_group_of(p.g.row_start, p.g.count, r);
 		*lr = r - p.g.row_start[lo];
 		base = (uint64_t)p.g.tile_start[lo] * BM;
 	} else {

@@ -164,8 +164,7 @@ struct kscales_args {
 /*
  * Output byte (kb, r): threads along rows (coalesced stores), blocks
  * strided over the grid's y; a swizzled scale is found in its group's
- * tiles, which start where the groups before end (the group of kb by a
- * binary search, log2(count) steps, once per thread and block).
+ * tiles, which start where the groups before end (sm90_group_of()).
  */
 __global__ void kscales_kernel(const struct kscales_args p)
 {
@@ -180,18 +179,10 @@ __global__ void kscales_kernel(const struct kscales_args p)
 		if (r < p.rows && !p.swizzled) {
 			v = p.scale[r * p.stride + kb];
 		} else if (r < p.rows) {
-			uint32_t g = 0, hi = p.k.count, cols;
+			/* Never an empty group: they have no blocks. */
+			const uint32_t g = sm90_group_of(p.k.block0, p.k.count, kb);
+			const uint32_t cols = p.swz0[g + 1] - p.swz0[g];
 
-			while (hi - g > 1) {
-				const uint32_t mid = g + (hi - g) / 2;
-
-				if (p.k.block0[mid] <= kb)
-					g = mid;
-				else
-					hi = mid;
-			}
-			/* An empty group has no columns: g is the last with block0 <= kb. */
-			cols = p.swz0[g + 1] - p.swz0[g];
 			v = p.scale[(uint64_t)p.swz0[g] * row_tiles * 512 +
 				    sm90_scale_index(true, 0, cols, r, kb - p.k.block0[g])];
 		}

@@ -427,6 +427,28 @@ struct sm90_bf16_args {
 	int c_tma;
 };
 
+/*
+ * The group that x belongs to, given each group's first x (starts, count
+ * entries, not decreasing): the last g with starts[g] <= x, so that empty
+ * groups (starting where the next one does) are passed over.  A binary
+ * search, log2(count) steps.
+ */
+static __host__ __device__ __forceinline__ uint32_t sm90_group_of(const uint32_t *starts,
+								  uint32_t count, uint32_t x)
+{
+	uint32_t lo = 0, hi = count;
+
+	while (hi - lo > 1) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+
+		if (starts[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Tile (u, tn) of a grouped GEMM: tile row u of all groups', column tn. */
 struct sm90_group_tile {
 	uint32_t group;
@@ -457,24 +479,13 @@ static __host__ __device__ __forceinline__ bool sm90_group_raster(uint32_t rows,
 	return true;
 }
 
-/*
- * The group of tile row u (< tile_start[count]): the last g with
- * tile_start[g] <= u, so that empty groups (no tile rows) are passed over.
- */
+/* The tile of tile row u (< tile_start[count]) in column tn. */
 static __host__ __device__ __forceinline__ struct sm90_group_tile
 sm90_group_tile(const struct sm90_groups &g, uint32_t u, uint32_t tn)
 {
-	uint32_t lo = 0, hi = g.count;
+	const uint32_t lo = sm90_group_of(g.tile_start, g.count, u);
 	struct sm90_group_tile t;
 
-	while (hi - lo > 1) {
-		const uint32_t mid = lo + (hi - lo) / 2;
-
-		if (g.tile_start[mid] <= u)
-			lo = mid;
-		else
-			hi = mid;
-	}
 	t.group = lo;
 	t.a_row = g.row_start[lo] + (u - g.tile_start[lo]) * SM90_BF16_BM;
 	t.m_end = g.row_start[lo + 1];
@@ -501,17 +512,9 @@ struct sm90_group_unit {
 static __host__ __device__ __forceinline__ struct sm90_group_unit
 sm90_group_unit(const struct sm90_groups &g, uint32_t u, uint32_t tn)
 {
-	uint32_t lo = 0, hi = g.count;
+	const uint32_t lo = sm90_group_of(g.unit_start, g.count, u);
 	struct sm90_group_unit t;
 
-	while (hi - lo > 1) {
-		const uint32_t mid = lo + (hi - lo) / 2;
-
-		if (g.unit_start[mid] <= u)
-			lo = mid;
-		else
-			hi = mid;
-	}
 	t.group = lo;
 	t.a_row = g.row_start[lo] + (u - g.unit_start[lo]) * SM90_BF16_BN;
 	t.a_end = g.row_start[lo + 1];
