@@ -273,21 +273,23 @@ __device__ __forceinline__ void init_stages(uint64_t *tmafull, uint64_t *empty)
  * row (its row; its column where p.transposed): a_row, except where A is
  * a group's part of a stack.  K: the tile's blocks of 32 and where they
  * start in A's codes (a_k, in the map's innermost unit), in B's bf16
- * (b_k) and in A's K-major scales (sa_k); rmax_a, rmax_b: the row maxima
- * its rows use.  All but the K-grouped GEMM's tiles take all of K from 0
- * and the whole arrays (all_k()).
+ * (b_k; and in A's, where A is pre-passed too) and in A's K-major scales
+ * (sa_k); kt its chunks of 64; rmax_a, rmax_b: the row maxima (NVFP4: the
+ * NaN-scale flags) its rows use.  All but the K-grouped GEMM's tiles take
+ * all of K from 0 and the whole arrays (all_k()).
  */
 struct tile_at {
 	uint32_t a_row, b_row, c_col, sa_col, c_a;
 	uint32_t m_end, n_end;
 	uint32_t id;
-	uint32_t blocks, a_k, b_k, sa_k;
+	uint32_t blocks, a_k, b_k, sa_k, kt;
 	const uint32_t *rmax_a, *rmax_b;
 };
 
 __device__ __forceinline__ void all_k(const struct sm90_bf16_args &p, struct tile_at *t)
 {
 	t->blocks = p.blocks;
+	t->kt = (p.blocks + 1) / 2;
 	t->a_k = t->b_k = t->sa_k = 0;
 	t->rmax_a = p.rmax_a;
 	t->rmax_b = p.rmax_b;
@@ -539,6 +541,7 @@ struct group_k_tiles {
 		t->n_end = p.n;
 		t->id = blockIdx.x;
 		t->blocks = k.block0[g + 1] - k.block0[g];
+		t->kt = k.chunk0[g + 1] - k.chunk0[g];
 		t->a_k = k.block0[g] * (p.elem_a == SM90_E2M1 ? KC / 4 : KC / 2);
 		t->b_k = k.chunk0[g] * KC * 2;
 		t->sa_k = k.block0[g];
@@ -556,6 +559,15 @@ struct group_k_tiles {
 						     const struct tile_at &t)
 	{
 		p.kgroups.list[atomicAdd(p.kgroups.list_count, 1)] = t.id;
+	}
+	/*
+	 * With A from the pre-pass too: NVFP4 only, whose rows always fold
+	 * (a NaN scale is a row flag the epilogue turns into NaN).
+	 */
+	static __device__ __forceinline__ bool bad_ss(const struct sm90_bf16_args &p,
+						      const struct tile_at &t)
+	{
+		return false;
 	}
 };
 
@@ -726,32 +738,51 @@ __global__ void prep_bf16_kernel(const struct sm90_prep_args p, const struct sm9
 /*
  * prep_bf16_kernel() for NVFP4: the same threads and output layout, each
  * 16-element group of a chunk (q) one NVFP4 block with its own multiplier
- * (ue4m3_multiplier()), scales read where the matrix has them.
+ * (ue4m3_multiplier()), scales read where the matrix has them.  With K
+ * groups (k.count), chunk c is a chunk of its group's blocks (the rest of
+ * it zeros), per-group swizzled scales at the group's own tiles (k.swz0),
+ * the NaN-scale flags the group's (row_nan + g x rows).
  */
-__global__ void prep_nvfp4_kernel(const struct sm90_nvfp4_prep_args p)
+__global__ void prep_nvfp4_kernel(const struct sm90_nvfp4_prep_args p,
+				  const struct sm90_kgroups k, uint32_t chunks)
 {
 #if defined(__CUDA_ARCH__) && defined(SM90_CODE)
-	const uint32_t kt = (p.blocks + 3) / 4;
+	const uint32_t kt = k.count ? chunks : (p.blocks + 3) / 4;
 	const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
 	const uint32_t c = t / 4, sl = t % 4;
 	const uint32_t mask = 0x87f087f0u;
+	/* The chunk's first block in its group and in K, the group's end, its scales. */
+	uint32_t local0 = 4 * c, kb0 = 4 * c, kb_end = p.blocks, g = 0, swz_tiles = p.swz_tiles;
+	uint64_t sbase = 0;
 
-	if (c >= kt)
+	if (c >= kt || (k.count && *k.status))
 		return;
+	if (k.count) {
+		g = sm90_group_of(k.chunk0, k.count, c);
+		local0 = 4 * (c - k.chunk0[g]);
+		kb0 = k.block0[g] + local0;
+		kb_end = k.block0[g + 1];
+		if (p.swizzled) {
+			swz_tiles = k.swz0[g + 1] - k.swz0[g];
+			sbase = (uint64_t)k.swz0[g] * ((p.rows + 127) / 128) * 512;
+		}
+	}
 	for (uint32_t n = blockIdx.y; n < p.rows; n += gridDim.y) {
-		const uint8_t *src = p.data + n * p.stride + (uint64_t)c * (KC / 2);
+		const uint8_t *src = p.data + n * p.stride + (uint64_t)kb0 * 8;
 		uint32_t lo[4], hi[4], nan = 0;
 
 #pragma unroll
 		for (int q = 0; q < 4; q++) {
-			const uint32_t kb = c * 4 + q;
+			const uint32_t kb = kb0 + q;
 			uint32_t w[4], x = 0, m = 0;
 
-			if (kb < p.blocks) {
-				m = ue4m3_multiplier(p.scale[sm90_scale_index(p.swizzled,
-									      p.scale_stride,
-									      p.swz_tiles, n, kb)],
-						     &nan);
+			if (kb < kb_end) {
+				const uint64_t at = k.count && p.swizzled ?
+					sbase + sm90_scale_index(true, 0, swz_tiles, n, local0 + q) :
+					sm90_scale_index(p.swizzled, p.scale_stride, p.swz_tiles, n,
+							 kb);
+
+				m = ue4m3_multiplier(p.scale[at], &nan);
 				x = *(const uint16_t *)(src + 8 * q + 2 * sl);
 			}
 			to_e4m3(SM90_E2M1, make_uint4(x, x, x, x), w);
@@ -763,7 +794,7 @@ __global__ void prep_nvfp4_kernel(const struct sm90_nvfp4_prep_args p)
 		dst[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 		dst[1] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
 		if (nan)
-			p.row_nan[n] = 1;
+			p.row_nan[(uint64_t)g * p.rows + n] = 1;
 	}
 #endif
 }
@@ -795,7 +826,7 @@ gemm_sm90_bf16_kernel(const __grid_constant__ CUtensorMap tma_a,
 		return;
 	}
 	/* An empty K group's tile runs no chunk: its C is 0 (+ C_in). */
-	const uint32_t kt = (t.blocks + 1) / 2;
+	const uint32_t kt = t.kt;
 
 	if (threadIdx.x == 0)
 		*bad = 0;
@@ -904,7 +935,6 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 	uint64_t *tmafull = (uint64_t *)(smem + L::BAR_OFF);
 	uint64_t *empty = tmafull + STAGES;
 	const int wg = threadIdx.x / 128;
-	const uint32_t kt = (p.blocks + 1) / 2;
 	struct tile_at t;
 
 	if (!Tiles::at(p, &t))
@@ -915,6 +945,7 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 			Tiles::leave(p, t);
 		return;
 	}
+	const uint32_t kt = t.kt;
 
 	init_stages(tmafull, empty);
 
@@ -929,10 +960,11 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 
 				mbar_wait(&empty[s], ph ^ 1);
 				mbar_expect_tx(&tmafull[s], L::BFA_BYTES + L::BFB_BYTES);
+				/* Both pre-passed alike: A's chunks where B's are. */
 				tma_load_2d(smem + L::BFA_OFF + s * L::BFA_BYTES, &tma_a,
-					    &tmafull[s], (int)(it * KC * 2), (int)t.a_row);
+					    &tmafull[s], (int)(it * KC * 2 + t.b_k), (int)t.a_row);
 				tma_load_2d(smem + L::BFB_OFF + s * L::BFB_BYTES, &tma_b,
-					    &tmafull[s], (int)(it * KC * 2), (int)t.b_row);
+					    &tmafull[s], (int)(it * KC * 2 + t.b_k), (int)t.b_row);
 			}
 		}
 	} else {
@@ -967,7 +999,8 @@ gemm_sm90_bf16_ss_kernel(const __grid_constant__ CUtensorMap tma_a,
 		}
 		wgmma_wait<0>();
 		fence_regs<128>(acc);
-		mbar_arrive(&empty[(kt - 1) % STAGES]);
+		if (kt)
+			mbar_arrive(&empty[(kt - 1) % STAGES]);
 
 		/* Both warpgroups are done with the stages the epilogue reuses. */
 		asm volatile("bar.sync 1, 256;" ::: "memory");
@@ -1032,8 +1065,9 @@ int launch_ss(struct cuda_device *cd, const CUtensorMap *maps,
 
 	if (ret)
 		return ret;
-	gemm_sm90_bf16_ss_kernel<Tiles><<<p.tiles_m * p.tiles_n, 384, layout_ss::SMEM,
-					  cd->stream>>>(maps[0], maps[1], p);
+	gemm_sm90_bf16_ss_kernel<Tiles><<<p.tiles_m * p.tiles_n * (p.kgroups.count ?
+								     p.kgroups.count : 1),
+					  384, layout_ss::SMEM, cd->stream>>>(maps[0], maps[1], p);
 	return 0;
 }
 
@@ -1081,6 +1115,12 @@ int sm90_launch_bf16_ss_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 	return launch_ss<group_tiles>(cd, maps, p);
 }
 
+int sm90_launch_bf16_ss_grouped_k(struct cuda_device *cd, const CUtensorMap *maps,
+				  const struct sm90_bf16_args &p)
+{
+	return launch_ss<group_k_tiles>(cd, maps, p);
+}
+
 bool sm90_bf16_fits(struct cuda_device *cd)
 {
 	return cd->smem_optin >= (size_t)layout::SMEM &&
@@ -1106,9 +1146,17 @@ int sm90_prep_bf16_grouped_k(struct cuda_device *cd, const struct sm90_prep_args
 
 int sm90_prep_nvfp4(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p)
 {
-	uint32_t units = (p.blocks + 3) / 4 * 4;
+	const struct sm90_kgroups none = {};
+
+	return sm90_prep_nvfp4_grouped_k(cd, p, none, (p.blocks + 3) / 4);
+}
+
+int sm90_prep_nvfp4_grouped_k(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p,
+			      const struct sm90_kgroups &k, uint32_t chunks)
+{
+	uint32_t units = chunks * 4;
 
 	prep_nvfp4_kernel<<<dim3((units + 127) / 128, p.rows < 65535 ? p.rows : 65535), 128, 0,
-			     cd->stream>>>(p);
+			     cd->stream>>>(p, k, chunks);
 	return 0;
 }

@@ -3,10 +3,9 @@
  * cuda-grouped-sm90: the native grouped MX GEMM for Hopper.  2d x 3d
  * (torch._scaled_grouped_mm's forward and dgrad shape) on the bf16
  * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping),
- * below; 2d x 2d (wgrad) with MX operands in one launch
- * (cuda_gemm_sm90_grouped_k.cu), else (NVFP4, M <= 32) by the dense
- * native GEMM per group, with the offsets read on the host
- * (launch_2d_2d()).
+ * below; 2d x 2d (wgrad) in one launch (cuda_gemm_sm90_grouped_k.cu),
+ * or where M <= 32 (cuda-grouped-sm90-skinny) by the dense native GEMM
+ * per group, with the offsets read on the host (launch_2d_2d()).
  *
  * 2d x 3d: the group offsets stay in device memory, the host never reads
  * them.  A one-CTA schedule pass checks them as the library checks

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda-grouped-sm90, 2d x 2d with MX operands (groups along K, the wgrad
- * of torch._scaled_grouped_mm): every group's tiles in one launch of the
- * bf16 kernel, the offsets never read on the host.
+ * cuda-grouped-sm90, 2d x 2d (groups along K, the wgrad of
+ * torch._scaled_grouped_mm): every group's tiles in one launch of the
+ * bf16 kernel, the offsets never read on the host.  Below for MX operands;
+ * NVFP4 x NVFP4 the same way with both operands folded by their pre-pass
+ * and the bf16-ss kernel (launch_k_nvfp4()), K groups on 16.
  *
  * Group g is the dense GEMM of A's and B's K columns [ends[g - 1],
  * ends[g]) into its own M x N matrix, rows g x M of C.  The passes:
@@ -55,7 +57,7 @@ enum ksched_error {
 	KSCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
 	KSCHED_BEYOND,		/* ends[i] > total K */
 	KSCHED_LAST,		/* the last end != total K */
-	KSCHED_BLOCK,		/* ends[i] not a multiple of 32 */
+	KSCHED_BLOCK,		/* ends[i] not a multiple of the block size */
 	KSCHED_A_SCALES,	/* a's per-group swizzled scales overrun their buffer */
 	KSCHED_B_SCALES,	/* b's the same */
 };
@@ -63,6 +65,7 @@ enum ksched_error {
 struct ksched_args {
 	const int32_t *ends;
 	uint32_t count, extent;
+	uint32_t block;				/* 32 (MX) or 16 (NVFP4) */
 	/* Per swizzled column of 4 blocks, bytes of each operand's (0: plain). */
 	uint64_t a_swz_col, b_swz_col, a_avail, b_avail;
 	uint32_t *block0, *chunk0, *swz0;	/* count + 1 each */
@@ -100,12 +103,12 @@ __global__ void __launch_bounds__(SCHED_THREADS) kschedule_kernel(const struct k
 			bad = (unsigned long long)g << 8 | KSCHED_BEYOND;
 			break;
 		}
-		if (end % 32) {
+		if (end % p.block) {
 			bad = (unsigned long long)g << 8 | KSCHED_BLOCK;
 			break;
 		}
-		blocks = (uint32_t)(end - prev) / 32;
-		chunks += (blocks + 1) / 2;
+		blocks = (uint32_t)(end - prev) / p.block;
+		chunks += (blocks * p.block + 63) / 64;
 		cols += (blocks + 3) / 4;
 	}
 	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
@@ -127,17 +130,17 @@ __global__ void __launch_bounds__(SCHED_THREADS) kschedule_kernel(const struct k
 		return;
 	}
 	for (g = g0; g < g1; g++) {
-		const uint32_t blocks = (uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) / 32;
+		const uint32_t blocks = (uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) / p.block;
 
-		p.block0[g] = (g ? (uint32_t)p.ends[g - 1] : 0) / 32;
+		p.block0[g] = (g ? (uint32_t)p.ends[g - 1] : 0) / p.block;
 		p.chunk0[g] = cfirst;
 		p.swz0[g] = sfirst;
-		cfirst += (blocks + 1) / 2;
+		cfirst += (blocks * p.block + 63) / 64;
 		sfirst += (blocks + 3) / 4;
 	}
 	if (threadIdx.x != 0)
 		return;
-	p.block0[p.count] = p.extent / 32;
+	p.block0[p.count] = p.extent / p.block;
 	p.chunk0[p.count] = ctotal;
 	p.swz0[p.count] = stotal;
 	p.status[3] = ctotal;
@@ -271,8 +274,8 @@ int report_kstatus(const struct mxa_job *job, const uint32_t *st)
 		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total K = %u",
 				st[1], (int32_t)st[2], total);
 	case KSCHED_BLOCK:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size 32",
-				st[1], (int32_t)st[2]);
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size %u",
+				st[1], (int32_t)st[2], mxa__block(&job->a));
 	case KSCHED_A_SCALES:
 	case KSCHED_B_SCALES: {
 		const struct mxa_matrix *m = st[0] == KSCHED_A_SCALES ? &job->a : &job->b;
@@ -286,26 +289,12 @@ int report_kstatus(const struct mxa_job *job, const uint32_t *st)
 	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
 }
 
-/* What one launch allocates in stream-ordered scratch, freed together. */
-struct kscratch {
-	void *sched, *ad, *bd, *sa, *sb, *bf;
-};
-
-void free_kscratch(struct cuda_device *cd, struct kscratch *s)
-{
-	void *all[] = { s->bf, s->sb, s->sa, s->bd, s->ad, s->sched };
-
-	for (unsigned int i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i])
-			cudaFreeAsync(all[i], cd->stream);
-}
-
 /*
  * One operand's K-major scales and per-group row maxima into *scratch
  * (rows_pad on 16: the scale map's row pitch).
  */
 int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct sm90_kgroups &k,
-	       const uint32_t *swz0, void **scratch, struct kscales_args *s)
+	       void **scratch, struct kscales_args *s)
 {
 	cudaError_t e;
 
@@ -317,7 +306,7 @@ int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct 
 	s->rows_pad = (m->rows + 15) / 16 * 16;
 	s->blocks = m->cols / 32;
 	s->k = k;
-	s->swz0 = swz0;
+	s->swz0 = k.swz0;
 	e = cudaMallocAsync(scratch, (size_t)s->rows_pad * s->blocks + 16 +
 				     (size_t)k.count * m->rows * 4, cd->stream);
 	if (e != cudaSuccess)
@@ -330,42 +319,22 @@ int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct 
 	return 0;
 }
 
-} /* namespace */
-
-const char *cuda_grouped_k_reject(struct cuda_device *cd, const struct mxa_job *job)
-{
-	const uint64_t tiles = (uint64_t)job->groups.count * ((job->a.rows + BM - 1) / BM) *
-			       ((job->b.rows + BN - 1) / BN);
-
-	if (job->a.scale_type != MXA_SCALE_E8M0 || job->b.scale_type != MXA_SCALE_E8M0)
-		return "NVFP4 operands take the per-group path";
-	if (!sm90_bf16_fits(cd))
-		return "the bf16 kernel's shared memory does not fit";
-	if (tiles > INT32_MAX)
-		return "more tiles than one grid holds";
-	if ((uint64_t)job->groups.count * job->a.rows > UINT32_MAX ||
-	    (uint64_t)job->groups.count * job->b.rows > UINT32_MAX)
-		return "count x M or count x N beyond 2^32 - 1";
-	return NULL;
-}
-
 /*
- * 2d x 2d with MX operands in one launch of each pass (the file's
- * comment); cuda_grouped_k_reject(cd, job) must be NULL.
+ * MX: scales K-major and row maxima per group for both operands, B to
+ * bf16 group by group, the bf16 kernel over every group's tiles (C by TMA
+ * where it can), the fp32 fallback for the tiles it leaves.
  */
-int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job)
+int launch_k_mx(struct cuda_device *cd, const struct mxa_job *job, const struct sm90_kgroups &k,
+		uint32_t tiles_m, uint32_t tiles_n)
 {
-	const struct mxa_grouped *gr = &job->groups;
 	const struct mxa_matrix *a = &job->a, *b = &job->b;
-	const uint32_t count = gr->count, blocks = a->cols / 32;
-	const uint32_t tiles_m = (a->rows + BM - 1) / BM, tiles_n = (b->rows + BN - 1) / BN;
-	const uint64_t tiles = (uint64_t)count * tiles_m * tiles_n;
+	const uint32_t blocks = a->cols / 32;
+	const uint64_t tiles = (uint64_t)k.count * tiles_m * tiles_n;
 	/* Each group padded to whole chunks: at most one more chunk per group. */
-	const uint32_t chunks_max = (blocks + 1) / 2 + count;
+	const uint32_t chunks_max = (blocks + 1) / 2 + k.count;
 	const uint64_t b_row_bytes = (uint64_t)chunks_max * SM90_BF16_KC * 2;
-	struct kscratch scr;
-	struct ksched_args sp;
-	struct sm90_kgroups k;
+	const size_t cstride = mxa__dense_stride(&job->dense);
+	void *scr[5] = { NULL, NULL, NULL, NULL, NULL };	/* a, b copies, scales, bf16 */
 	struct kscales_args ssa, ssb;
 	struct sm90_prep_args pb;
 	struct sm90_bf16_args p;
@@ -373,61 +342,23 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 	const uint8_t *ad = NULL, *bd = NULL;
 	uint64_t as = 0, bs = 0;
 	CUtensorMap maps[4];
-	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0, *swz0;
-	size_t sched_bytes;
 	cudaError_t e;
 	int ret;
 
-	memset(&scr, 0, sizeof(scr));
-	/* status, block0, chunk0, swz0, list count, list, flags per group and tile column */
-	sched_bytes = 16 + 3 * ((size_t)count + 1) * 4 + 4 + tiles * 4 +
-		      (size_t)count * tiles_n * 4;
-	e = cudaMallocAsync(&scr.sched, sched_bytes, cd->stream);
-	if (e == cudaSuccess)
-		e = cudaMemsetAsync(scr.sched, 0, sched_bytes, cd->stream);
-	if (e != cudaSuccess) {
-		free_kscratch(cd, &scr);
-		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
-	}
-	k.status = (const uint32_t *)scr.sched;
-	k.block0 = k.status + 4;
-	k.chunk0 = k.block0 + count + 1;
-	swz0 = (uint32_t *)(k.chunk0 + count + 1);
-	k.count = count;
-	k.list_count = swz0 + count + 1;
-	k.list = k.list_count + 1;
-	k.bad = k.list + tiles;
-
-	memset(&sp, 0, sizeof(sp));
-	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
-	sp.count = count;
-	sp.extent = a->cols;
-	if (a->scale_layout == MXA_LAYOUT_SWIZZLED)
-		sp.a_swz_col = (uint64_t)(a->rows + BM - 1) / BM * BM * 4;
-	if (b->scale_layout == MXA_LAYOUT_SWIZZLED)
-		sp.b_swz_col = (uint64_t)(b->rows + BM - 1) / BM * BM * 4;
-	sp.a_avail = a->scale->size - a->scale_offset;
-	sp.b_avail = b->scale->size - b->scale_offset;
-	sp.block0 = (uint32_t *)k.block0;
-	sp.chunk0 = (uint32_t *)k.chunk0;
-	sp.swz0 = swz0;
-	sp.status = (uint32_t *)k.status;
-	kschedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
-
-	ret = sm90_aligned_data(cd, a, &ad, &as, &scr.ad);
+	ret = sm90_aligned_data(cd, a, &ad, &as, &scr[0]);
 	if (!ret)
-		ret = sm90_aligned_data(cd, b, &bd, &bs, &scr.bd);
+		ret = sm90_aligned_data(cd, b, &bd, &bs, &scr[1]);
 	if (!ret)
-		ret = kscales_of(cd, a, k, swz0, &scr.sa, &ssa);
+		ret = kscales_of(cd, a, k, &scr[2], &ssa);
 	if (!ret)
-		ret = kscales_of(cd, b, k, swz0, &scr.sb, &ssb);
+		ret = kscales_of(cd, b, k, &scr[3], &ssb);
 	if (!ret) {
-		e = cudaMallocAsync(&scr.bf, (size_t)b->rows * b_row_bytes, cd->stream);
+		e = cudaMallocAsync(&scr[4], (size_t)b->rows * b_row_bytes, cd->stream);
 		if (e != cudaSuccess)
 			ret = cuda_fail(e, "cuda-grouped-sm90: bf16 scratch");
 	}
 	if (!ret) {
-		pb = sm90_prep_args_of(b, bd, bs, ssb.out, ssb.rmax, (uint8_t *)scr.bf,
+		pb = sm90_prep_args_of(b, bd, bs, ssb.out, ssb.rmax, (uint8_t *)scr[4],
 				       (uint32_t *)k.bad, 0);
 		pb.rows_pad = ssb.rows_pad;
 		pb.tile_shift = 8;	/* a flag per tile column of 256 rows */
@@ -436,7 +367,7 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 	if (!ret)
 		ret = sm90_map_codes(&maps[0], a, ad, as, BM);
 	if (!ret)
-		ret = sm90_make_map(&maps[1], (const uint8_t *)scr.bf, b_row_bytes, b->rows,
+		ret = sm90_make_map(&maps[1], (const uint8_t *)scr[4], b_row_bytes, b->rows,
 				    b_row_bytes, SM90_BF16_KC * 2, BN, CU_TENSOR_MAP_SWIZZLE_128B);
 	if (!ret)
 		ret = sm90_make_map(&maps[2], ssa.out, ssa.rows_pad, blocks, ssa.rows_pad, BM, 2,
@@ -444,15 +375,13 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 	if (!ret) {
 		memset(&p, 0, sizeof(p));
 		p.out = sm90_c_of(job);
-		p.c_tma = !p.out.accumulate && !((uintptr_t)p.out.c & 15) &&
-			  !(mxa__dense_stride(&job->dense) & 15);
+		p.c_tma = !p.out.accumulate && !((uintptr_t)p.out.c & 15) && !(cstride & 15);
 		maps[3] = maps[0];
 		if (p.c_tma)
 			ret = sm90_make_map_3d(&maps[3], p.out.c,
 					       (uint64_t)b->rows * (p.out.bf16 ? 2 : 4), a->rows,
-					       count, mxa__dense_stride(&job->dense),
-					       (uint64_t)a->rows * mxa__dense_stride(&job->dense), 128,
-					       BM, CU_TENSOR_MAP_SWIZZLE_128B);
+					       k.count, cstride, (uint64_t)a->rows * cstride, 128, BM,
+					       CU_TENSOR_MAP_SWIZZLE_128B);
 	}
 	if (!ret) {
 		p.m = a->rows;
@@ -487,12 +416,169 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 		kfallback_kernel<<<(unsigned int)(tiles < 4u * cd->sms ? tiles : 4u * cd->sms), 256,
 				   0, cd->stream>>>(fb);
 	}
+	for (int i = 4; i >= 0; i--)
+		if (scr[i])
+			cudaFreeAsync(scr[i], cd->stream);
+	return ret;
+}
+
+/*
+ * NVFP4 x NVFP4 (UE4M3 scales per 16, K groups on 16): both operands to
+ * exact bf16 with their block scales folded, group by group into the same
+ * padded chunks (sm90_prep_nvfp4_grouped_k(): per-group swizzled scales
+ * read in place, NaN-scale flags per group and row), then the bf16-ss
+ * kernel over every group's tiles with NVFP4's epilogue.  Every tile
+ * folds: nothing is left to a fallback.
+ */
+int launch_k_nvfp4(struct cuda_device *cd, const struct mxa_job *job,
+		   const struct sm90_kgroups &k, uint32_t tiles_m, uint32_t tiles_n)
+{
+	/* Each group padded to whole chunks of 4 blocks: at most one more per group. */
+	const uint32_t chunks_max = (job->a.cols / 16 + 3) / 4 + k.count;
+	const uint64_t row_bytes = (uint64_t)chunks_max * SM90_BF16_KC * 2;
+	const struct mxa_matrix *ms[2] = { &job->a, &job->b };
+	void *scratch = NULL, *dscr[2] = { NULL, NULL };
+	size_t bf_at[2], flag_at, total;
+	struct sm90_nvfp4_prep_args pp;
+	struct sm90_bf16_args p;
+	CUtensorMap maps[2];
+	cudaError_t e;
+	int ret = 0, i;
+
+	bf_at[0] = 0;
+	bf_at[1] = ((size_t)ms[0]->rows * row_bytes + 1023) / 1024 * 1024;
+	flag_at = bf_at[1] + ((size_t)ms[1]->rows * row_bytes + 1023) / 1024 * 1024;
+	total = flag_at + (size_t)k.count * (ms[0]->rows + ms[1]->rows) * 4;
+	e = cudaMallocAsync(&scratch, total, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync((uint8_t *)scratch + flag_at, 0, total - flag_at, cd->stream);
+	if (e != cudaSuccess) {
+		if (scratch)
+			cudaFreeAsync(scratch, cd->stream);
+		return cuda_fail(e, "cuda-grouped-sm90: NVFP4 scratch");
+	}
+	memset(&p, 0, sizeof(p));
+	p.rmax_a = (const uint32_t *)((uint8_t *)scratch + flag_at);
+	p.rmax_b = p.rmax_a + (size_t)k.count * ms[0]->rows;
+	for (i = 0; i < 2 && !ret; i++) {
+		const uint8_t *data;
+		uint64_t stride;
+
+		ret = sm90_aligned_data(cd, ms[i], &data, &stride, &dscr[i]);
+		if (ret)
+			break;
+		pp = sm90_nvfp4_prep_args_of(ms[i], data, stride, (uint8_t *)scratch + bf_at[i],
+					     (uint32_t *)(i ? p.rmax_b : p.rmax_a));
+		ret = sm90_prep_nvfp4_grouped_k(cd, pp, k, chunks_max);
+		if (!ret)
+			ret = sm90_make_map(&maps[i], pp.out, row_bytes, ms[i]->rows, row_bytes,
+					    SM90_BF16_KC * 2, i ? BN : BM,
+					    CU_TENSOR_MAP_SWIZZLE_128B);
+	}
+	if (!ret) {
+		p.m = ms[0]->rows;
+		p.n = ms[1]->rows;
+		p.blocks = (job->a.cols + 31) / 32;
+		p.elem_a = SM90_E2M1;
+		p.out = sm90_c_of(job);
+		p.tiles_m = tiles_m;
+		p.tiles_n = tiles_n;
+		p.nvfp4 = 1;
+		sm90_nvfp4_factors(&job->a, &job->b, &p.t1, &p.t2);
+		p.kgroups = k;
+		ret = sm90_launch_bf16_ss_grouped_k(cd, maps, p);
+	}
+	for (i = 0; i < 2; i++)
+		if (dscr[i])
+			cudaFreeAsync(dscr[i], cd->stream);
+	cudaFreeAsync(scratch, cd->stream);
+	return ret;
+}
+
+} /* namespace */
+
+const char *cuda_grouped_k_reject(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const uint64_t tiles = (uint64_t)job->groups.count * ((job->a.rows + BM - 1) / BM) *
+			       ((job->b.rows + BN - 1) / BN);
+
+	if (job->a.scale_type != job->b.scale_type)
+		return "mixed NVFP4 x MX operands";
+	if (!sm90_bf16_fits(cd))
+		return "the bf16 kernels' shared memory does not fit";
+	if (tiles > INT32_MAX)
+		return "more tiles than one grid holds";
+	if ((uint64_t)job->groups.count * job->a.rows > UINT32_MAX ||
+	    (uint64_t)job->groups.count * job->b.rows > UINT32_MAX)
+		return "count x M or count x N beyond 2^32 - 1";
+	return NULL;
+}
+
+/*
+ * 2d x 2d in one launch of each pass (the file's comment);
+ * cuda_grouped_k_reject(cd, job) must be NULL.
+ */
+int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job)
+{
+	const struct mxa_grouped *gr = &job->groups;
+	const struct mxa_matrix *a = &job->a, *b = &job->b;
+	const bool nvfp4 = a->scale_type == MXA_SCALE_UE4M3;
+	const uint32_t count = gr->count;
+	const uint32_t tiles_m = (a->rows + BM - 1) / BM, tiles_n = (b->rows + BN - 1) / BN;
+	const uint64_t tiles = (uint64_t)count * tiles_m * tiles_n;
+	struct ksched_args sp;
+	struct sm90_kgroups k;
+	uint32_t st[4] = { 0, 0, 0, 0 }, left = 0;
+	void *sched = NULL;
+	size_t sched_bytes;
+	cudaError_t e;
+	int ret;
+
+	/* status, block0, chunk0, swz0, list count, list, flags per group and tile column */
+	sched_bytes = 16 + 3 * ((size_t)count + 1) * 4 + 4 + tiles * 4 +
+		      (size_t)count * tiles_n * 4;
+	e = cudaMallocAsync(&sched, sched_bytes, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(sched, 0, sched_bytes, cd->stream);
+	if (e != cudaSuccess) {
+		if (sched)
+			cudaFreeAsync(sched, cd->stream);
+		return cuda_fail(e, "cuda-grouped-sm90: schedule scratch");
+	}
+	k.status = (const uint32_t *)sched;
+	k.block0 = k.status + 4;
+	k.chunk0 = k.block0 + count + 1;
+	k.swz0 = k.chunk0 + count + 1;
+	k.count = count;
+	k.list_count = (uint32_t *)(k.swz0 + count + 1);
+	k.list = k.list_count + 1;
+	k.bad = k.list + tiles;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.ends = (const int32_t *)cuda_ptr(gr->offsets, gr->offsets_offset);
+	sp.count = count;
+	sp.extent = a->cols;
+	sp.block = mxa__block(a);
+	if (a->scale_layout == MXA_LAYOUT_SWIZZLED)
+		sp.a_swz_col = (uint64_t)(a->rows + BM - 1) / BM * BM * 4;
+	if (b->scale_layout == MXA_LAYOUT_SWIZZLED)
+		sp.b_swz_col = (uint64_t)(b->rows + BM - 1) / BM * BM * 4;
+	sp.a_avail = a->scale->size - a->scale_offset;
+	sp.b_avail = b->scale->size - b->scale_offset;
+	sp.block0 = (uint32_t *)k.block0;
+	sp.chunk0 = (uint32_t *)k.chunk0;
+	sp.swz0 = (uint32_t *)k.swz0;
+	sp.status = (uint32_t *)k.status;
+	kschedule_kernel<<<1, SCHED_THREADS, 0, cd->stream>>>(sp);
+
+	ret = nvfp4 ? launch_k_nvfp4(cd, job, k, tiles_m, tiles_n) :
+		      launch_k_mx(cd, job, k, tiles_m, tiles_n);
 	/*
 	 * The verdict on the offsets, where the call waits for the stream
 	 * anyway (not on a caller's stream: no host synchronisation there).
 	 */
 	if (!ret && (!cd->user_stream || cuda_host->debug())) {
-		e = cudaMemcpyAsync(st, scr.sched, 16, cudaMemcpyDeviceToHost, cd->stream);
+		e = cudaMemcpyAsync(st, sched, 16, cudaMemcpyDeviceToHost, cd->stream);
 		if (e == cudaSuccess)
 			e = cudaMemcpyAsync(&left, k.list_count, 4, cudaMemcpyDeviceToHost,
 					    cd->stream);
@@ -503,9 +589,10 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 		else
 			ret = report_kstatus(job, st);
 		if (!ret)
-			cuda_dbg("cuda-grouped-sm90: 2d x 2d in one launch, %u groups, %u chunks of 64, %llu tiles of 128 x 256; %u left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
-				 count, st[3], (unsigned long long)tiles, left);
+			cuda_dbg("cuda-grouped-sm90: 2d x 2d in one launch, %s, %u groups, %u chunks of 64, %llu tiles of 128 x 256; %u left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
+				 nvfp4 ? "NVFP4" : "MX", count, st[3], (unsigned long long)tiles,
+				 left);
 	}
-	free_kscratch(cd, &scr);
+	cudaFreeAsync(sched, cd->stream);
 	return ret;
 }

@@ -567,7 +567,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90_GROUPED */
 		.name = "cuda-grouped-sm90",
-		.summary = "native grouped GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (MX: an fp32 kernel for tiles that cannot be folded; NVFP4 x NVFP4: both operands folded by a pre-pass, the bf16-ss main loop); 2d x 2d MX the same way, every group's tiles in one launch over its own K columns; 2d x 2d NVFP4 by the dense native GEMM per group, offsets read on the host (Documentation/cuda.rst)",
+		.summary = "native grouped GEMM: 2d x 3d by the bf16 kernel's main loop over every group's tiles, scheduled on the GPU from the device-side offsets (MX: an fp32 kernel for tiles that cannot be folded; NVFP4 x NVFP4: both operands folded by a pre-pass, the bf16-ss main loop); 2d x 2d the same way, every group's tiles in one launch over its own K columns (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM_GROUPED,
 		.native = true,
 		.exact = false,

@@ -373,12 +373,15 @@ struct sm90_groups {
 
 /*
  * A grouped GEMM along K (2d x 2d), as its schedule pass made it from the
- * device-side offsets (cuda_gemm_sm90_grouped_k.cu): group g's blocks of
- * 32 are [block0[g], block0[g + 1]), its chunks of 64 in the pre-passed B
- * (each group padded to whole chunks) start at chunk0[g].
+ * device-side offsets (cuda_gemm_sm90_grouped_k.cu): group g's blocks (of
+ * 32, NVFP4 16) are [block0[g], block0[g + 1]), its chunks of 64 in the
+ * pre-passed operands (each group padded to whole chunks) start at
+ * chunk0[g].
  */
 struct sm90_kgroups {
 	const uint32_t *block0, *chunk0;	/* count + 1 each */
+	/* count + 1: where each group's swizzled scales start, in columns of 4 blocks */
+	const uint32_t *swz0;
 	uint32_t count;
 	const uint32_t *status;		/* non-zero: malformed offsets, run nothing */
 	const uint32_t *bad;		/* per group and tile column: B cannot fold */
@@ -591,6 +594,14 @@ struct sm90_nvfp4_prep_args {
 };
 
 int sm90_prep_nvfp4(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p);
+/*
+ * The same for a K-grouped operand (k: the schedule pass's, chunks of 64
+ * in all): each group's blocks from its own first one into its own whole
+ * chunks, NaN-scale flags per group (p.row_nan + g x p.rows).  Nothing
+ * runs if *k.status.
+ */
+int sm90_prep_nvfp4_grouped_k(struct cuda_device *cd, const struct sm90_nvfp4_prep_args &p,
+			      const struct sm90_kgroups &k, uint32_t chunks);
 
 /*
  * Queue the bf16 kernel.  maps: A's codes (boxes of BM rows by KC
@@ -635,6 +646,12 @@ int sm90_launch_bf16_grouped_k(struct cuda_device *cd, const CUtensorMap *maps,
  */
 int sm90_launch_bf16_ss_grouped(struct cuda_device *cd, const CUtensorMap *maps,
 				const struct sm90_bf16_args &p);
+/*
+ * The same over a K-grouped GEMM's tiles (p.kgroups, p.nvfp4), A and B as
+ * sm90_prep_nvfp4_grouped_k() made them.
+ */
+int sm90_launch_bf16_ss_grouped_k(struct cuda_device *cd, const CUtensorMap *maps,
+				  const struct sm90_bf16_args &p);
 
 /* An MX operand read in place (the decode and skinny kernels). */
 struct sm90_mx_operand {

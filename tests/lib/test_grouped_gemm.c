@@ -695,6 +695,12 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		{ "2d2d e5m2 x e4m3 plain bf16 M=40 N=16 specials", MXA_GROUP_2D_2D,
 		  MXA_ELEM_E5M2, MXA_ELEM_E4M3, false, false, MXA_LAYOUT_PLAIN,
 		  MXA_DTYPE_BF16, false, 16, 0, true, 40 },
+		{ "2d2d nvfp4 x nvfp4 swizzled f32 acc M=140 N=300", MXA_GROUP_2D_2D,
+		  0, 0, true, true, MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 300, 0,
+		  false, 140 },
+		{ "2d2d nvfp4 x nvfp4 plain bf16 M=40 N=16 specials", MXA_GROUP_2D_2D,
+		  0, 0, true, true, MXA_LAYOUT_PLAIN, MXA_DTYPE_BF16, false, 16, 0,
+		  true, 40 },
 		/*
 		 * fp8 B with N on 16 and the stack at least A's rows: CUDA
 		 * swaps the operands (B's stack in registers); 272 = two
@@ -711,7 +717,7 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 		  MXA_LAYOUT_SWIZZLED, MXA_DTYPE_F32, true, 128, 224, false, 0 },
 	};
 	const unsigned int first_swapped = TEST_ARRAY_SIZE(configs) - 3;
-	const unsigned int first_k_wide = first_swapped - 4;
+	const unsigned int first_k_wide = first_swapped - 6;
 	unsigned int i;
 
 	for (i = 0; i < TEST_ARRAY_SIZE(configs); i++) {
@@ -732,13 +738,15 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	run_config(dev, cpu, &configs[9], one, 1);
 	/* NVFP4 x NVFP4 K groups on NVFP4's blocks of 16 (odd ones too). */
 	run_config(dev, cpu, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
+	run_config(dev, cpu, &configs[first_swapped - 2], k16_ends, TEST_ARRAY_SIZE(k16_ends));
+	run_config(dev, cpu, &configs[first_swapped - 1], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	/* Decode steps: every 2d x 3d configuration with 20 rows of A. */
 	for (i = 0; i < TEST_ARRAY_SIZE(configs); i++)
 		if (configs[i].kind == MXA_GROUP_2D_3D)
 			run_config(dev, cpu, &configs[i], m_small,
 				   TEST_ARRAY_SIZE(m_small));
 	printf("%u configurations and their decode steps: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 11);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 15);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
