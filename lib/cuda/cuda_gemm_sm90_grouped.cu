@@ -894,16 +894,9 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 	 * The verdict on the offsets, where the call waits for the stream
 	 * anyway (not on a caller's stream: no host synchronisation there).
 	 */
-	if (!ret && (!cd->user_stream || cuda_host->debug())) {
-		e = cudaMemcpyAsync(st, sched, 16, cudaMemcpyDeviceToHost, cd->stream);
-		if (e == cudaSuccess)
-			e = cudaMemcpyAsync(&left, g.list_count, 4, cudaMemcpyDeviceToHost,
-					    cd->stream);
-		if (e == cudaSuccess)
-			e = cudaStreamSynchronize(cd->stream);
-		if (e != cudaSuccess)
-			ret = cuda_fail(e, "cuda-grouped-sm90: schedule status");
-		else
+	if (!ret && sm90_grouped_waits(cd)) {
+		ret = sm90_grouped_verdict(cd, sched, g.list_count, st, &left);
+		if (!ret)
 			ret = report_status(job, st);
 		if (!ret)
 			cuda_dbg("cuda-grouped-sm90: %s, %u groups, %u of %llu tile rows x %u used; %u tiles left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",
@@ -915,6 +908,23 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 }
 
 } /* namespace */
+
+bool sm90_grouped_waits(struct cuda_device *cd)
+{
+	return !cd->user_stream || cuda_host->debug();
+}
+
+int sm90_grouped_verdict(struct cuda_device *cd, const void *status, const uint32_t *list_count,
+			 uint32_t *st, uint32_t *left)
+{
+	cudaError_t e = cudaMemcpyAsync(st, status, 16, cudaMemcpyDeviceToHost, cd->stream);
+
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(left, list_count, 4, cudaMemcpyDeviceToHost, cd->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(cd->stream);
+	return e == cudaSuccess ? 0 : cuda_fail(e, "cuda-grouped-sm90: schedule status");
+}
 
 int cuda_launch_gemm_grouped_sm90(struct cuda_device *cd, const struct mxa_job *job)
 {

@@ -577,16 +577,9 @@ int cuda_launch_gemm_grouped_k(struct cuda_device *cd, const struct mxa_job *job
 	 * The verdict on the offsets, where the call waits for the stream
 	 * anyway (not on a caller's stream: no host synchronisation there).
 	 */
-	if (!ret && (!cd->user_stream || cuda_host->debug())) {
-		e = cudaMemcpyAsync(st, sched, 16, cudaMemcpyDeviceToHost, cd->stream);
-		if (e == cudaSuccess)
-			e = cudaMemcpyAsync(&left, k.list_count, 4, cudaMemcpyDeviceToHost,
-					    cd->stream);
-		if (e == cudaSuccess)
-			e = cudaStreamSynchronize(cd->stream);
-		if (e != cudaSuccess)
-			ret = cuda_fail(e, "cuda-grouped-sm90: schedule status");
-		else
+	if (!ret && sm90_grouped_waits(cd)) {
+		ret = sm90_grouped_verdict(cd, sched, k.list_count, st, &left);
+		if (!ret)
 			ret = report_kstatus(job, st);
 		if (!ret)
 			cuda_dbg("cuda-grouped-sm90: 2d x 2d in one launch, %s, %u groups, %u chunks of 64, %llu tiles of 128 x 256; %u left to the fp32 fallback (NaN/Inf codes, NaN scales or scale spans too wide for exact bf16 operands)",

@@ -809,6 +809,16 @@ void sm90_bf16_flags_at(struct sm90_bf16_args *b, uint32_t *flags);
  */
 int sm90_bf16_scratch(struct cuda_device *cd, struct sm90_bf16_args *b, size_t head,
 		      void **scratch, const char *what);
+/*
+ * The grouped launchers' verdict on device-side offsets: whether the call
+ * waits for its stream anyway (the device's own stream, or MXACCEL_DEBUG;
+ * on a caller's stream nothing synchronises), and then the schedule
+ * pass's four status words and the count of tiles left to the fallback,
+ * read after the stream's work (cuda_gemm_sm90_grouped.cu).
+ */
+bool sm90_grouped_waits(struct cuda_device *cd);
+int sm90_grouped_verdict(struct cuda_device *cd, const void *status, const uint32_t *list_count,
+			 uint32_t *st, uint32_t *left);
 /* The job as a GEMM's op descriptor, for the paths' reject() and rank(). */
 struct mxa_op_desc sm90_desc_of(const struct mxa_job *job);
 /*
