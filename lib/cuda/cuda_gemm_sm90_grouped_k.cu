@@ -193,20 +193,26 @@ __global__ void kscales_kernel(const struct kscales_args p)
 	}
 }
 
-/* rmax[g][r]: the largest scale of row r in group g other than NaN (0xff); 0 if none. */
+/*
+ * rmax[g][r]: the largest scale of row r in group g other than NaN (0xff),
+ * 0 if none.  Groups strided over the grid's y (count may pass 65535).
+ */
 __global__ void krmax_kernel(const struct kscales_args p)
 {
-	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x, g = blockIdx.y;
-	uint32_t m = 0;
+	const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (*p.k.status || r >= p.rows)
 		return;
-	for (uint32_t kb = p.k.block0[g]; kb < p.k.block0[g + 1]; kb++) {
-		const uint32_t v = p.out[(uint64_t)kb * p.rows_pad + r];
+	for (uint32_t g = blockIdx.y; g < p.k.count; g += gridDim.y) {
+		uint32_t m = 0;
 
-		m = v != 0xff && v > m ? v : m;
+		for (uint32_t kb = p.k.block0[g]; kb < p.k.block0[g + 1]; kb++) {
+			const uint32_t v = p.out[(uint64_t)kb * p.rows_pad + r];
+
+			m = v != 0xff && v > m ? v : m;
+		}
+		p.rmax[(uint64_t)g * p.rows + r] = m;
 	}
-	p.rmax[(uint64_t)g * p.rows + r] = m;
 }
 
 /* The tiles the bf16 kernel left: read in place, one C element per step. */
@@ -315,7 +321,8 @@ int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct 
 	s->rmax = (uint32_t *)((uint8_t *)*scratch + ((size_t)s->rows_pad * s->blocks + 15) / 16 * 16);
 	kscales_kernel<<<dim3((s->rows_pad + 255) / 256, s->blocks < 65535 ? s->blocks : 65535),
 			 256, 0, cd->stream>>>(*s);
-	krmax_kernel<<<dim3((s->rows + 127) / 128, k.count), 128, 0, cd->stream>>>(*s);
+	krmax_kernel<<<dim3((s->rows + 127) / 128, k.count < 65535 ? k.count : 65535), 128, 0,
+		       cd->stream>>>(*s);
 	return 0;
 }
 

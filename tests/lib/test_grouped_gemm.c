@@ -587,8 +587,7 @@ static void run_config(struct mxa_device *dev, struct mxa_device *cpu,
 			uint32_t r0 = mk ? lo : g * m, rows = mk ? size : m;
 			size_t at = (size_t)r0 * n * es;
 
-			if (!size)
-				continue;
+			/* An empty K group's C is C_in + 0 (checked too). */
 			const uint32_t nv = cf->nva || cf->nvb ? 4 : 1;
 			double gamma = (size + nv) * 0x1p-24;
 
@@ -740,13 +739,33 @@ static void test_semantics(struct mxa_device *dev, struct mxa_device *cpu)
 	run_config(dev, cpu, &configs[6], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	run_config(dev, cpu, &configs[first_swapped - 2], k16_ends, TEST_ARRAY_SIZE(k16_ends));
 	run_config(dev, cpu, &configs[first_swapped - 1], k16_ends, TEST_ARRAY_SIZE(k16_ends));
+	/*
+	 * The most groups a call takes (MXA_GROUPS_MAX), all but the last
+	 * two empty: more groups than a CUDA grid's y extent.
+	 */
+	{
+		const struct config many = { "2d2d e4m3 x e4m3 plain f32 acc M=33 N=1, 65536 groups",
+					     MXA_GROUP_2D_2D, MXA_ELEM_E4M3, MXA_ELEM_E4M3,
+					     false, false, MXA_LAYOUT_PLAIN, MXA_DTYPE_F32,
+					     true, 1, 0, false, 33 };
+		int32_t *ends = calloc(MXA_GROUPS_MAX, sizeof(*ends));
+
+		if (!ends) {
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
+		ends[MXA_GROUPS_MAX - 2] = 32;
+		ends[MXA_GROUPS_MAX - 1] = 96;
+		run_config(dev, cpu, &many, ends, MXA_GROUPS_MAX);
+		free(ends);
+	}
 	/* Decode steps: every 2d x 3d configuration with 20 rows of A. */
 	for (i = 0; i < TEST_ARRAY_SIZE(configs); i++)
 		if (configs[i].kind == MXA_GROUP_2D_3D)
 			run_config(dev, cpu, &configs[i], m_small,
 				   TEST_ARRAY_SIZE(m_small));
 	printf("%u configurations and their decode steps: grouped == per-group mxa_gemm (EMULATED), within bound (NATIVE)\n",
-	       (unsigned int)TEST_ARRAY_SIZE(configs) + 15);
+	       (unsigned int)TEST_ARRAY_SIZE(configs) + 16);
 }
 
 /* A valid 2d x 3d request (3 groups) whose fields the error cases break. */
