@@ -24,9 +24,10 @@
  *     the next group's codes in a chunk's tail kept out of the sum; an
  *     empty group's tiles write 0 (+ C_in).  C (count planes of M x N)
  *     by TMA stores where it is not accumulated and its rows are 16-byte
- *     aligned: a CTA waits only until they have read its staged tile
- *     (with 8 groups the kernel writes 8 times the dense GEMM's C, and
- *     that wait was most of what it spends over the dense GEMM);
+ *     aligned: a CTA waits only until they have read its staged tile.
+ *     C's stores are most of what the kernel spends over the dense GEMM
+ *     (8 groups write 8 times its C); by TMA they cost 3-6 % less, the
+ *     rest is not overlapped (Documentation/bench-cuda.rst);
  *   - an fp32 kernel for the tiles it leaves (NaN/Inf codes, NaN scales,
  *     scale spans too wide to fold), exact in its special values as the
  *     2d x 3d one is.
