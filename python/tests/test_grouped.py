@@ -203,7 +203,8 @@ def test_unchecked_offs(device, three):
     """check_offs=False: the same result for valid ends (AUTO); malformed
     ends are still refused, naming offs, on the CPU; on CUDA 2d x 3d
     leaves a NaN result (the ends are checked on the GPU, no host read)
-    and 2d x 2d, whose native kernel reads them on the host, raises."""
+    and 2d x 2d with these 20 rows of A (M <= 32: cuda-grouped-sm90-skinny,
+    which reads them on the host) raises."""
     aq, as_, bq, bs, offs = operands_2d_3d("mxfp8", device) if three else \
         operands_2d_2d("mxfp8", device)
     sup, _ = mxt.supports("cpu" if device == "cpu" else "cuda:0", "mxfp8",
@@ -222,7 +223,8 @@ def test_unchecked_offs(device, three):
                              check_offs=False)
         return
     if not three:
-        # 2d x 2d under AUTO: cuda-grouped-sm90 reads the ends on the host.
+        # 2d x 2d, M <= 32 under AUTO: the skinny path reads the ends on
+        # the host.
         with pytest.raises(MxaccelError, match="grouped gemm"):
             mxt.grouped_gemm(aq, as_, bq, bs, bad, out_dtype=torch.float32,
                              check_offs=False)
