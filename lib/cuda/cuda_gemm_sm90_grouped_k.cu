@@ -157,10 +157,9 @@ __global__ void __launch_bounds__(SCHED_THREADS) kschedule_kernel(const struct k
 struct kscales_args {
 	const uint8_t *scale;
 	uint64_t stride;		/* plain: bytes per row */
-	int swizzled;			/* torchao's per-group layout (swz0) */
+	int swizzled;			/* torchao's per-group layout (k.swz0) */
 	uint32_t rows, rows_pad, blocks;
 	struct sm90_kgroups k;
-	const uint32_t *swz0;
 	uint8_t *out;			/* [blocks][rows_pad] */
 	uint32_t *rmax;			/* [count][rows] */
 };
@@ -185,9 +184,9 @@ __global__ void kscales_kernel(const struct kscales_args p)
 		} else if (r < p.rows) {
 			/* Never an empty group: they have no blocks. */
 			const uint32_t g = sm90_group_of(p.k.block0, p.k.count, kb);
-			const uint32_t cols = p.swz0[g + 1] - p.swz0[g];
+			const uint32_t cols = p.k.swz0[g + 1] - p.k.swz0[g];
 
-			v = p.scale[(uint64_t)p.swz0[g] * row_tiles * 512 +
+			v = p.scale[(uint64_t)p.k.swz0[g] * row_tiles * 512 +
 				    sm90_scale_index(true, 0, cols, r, kb - p.k.block0[g])];
 		}
 		p.out[(uint64_t)kb * p.rows_pad + r] = v;
@@ -313,7 +312,6 @@ int kscales_of(struct cuda_device *cd, const struct mxa_matrix *m, const struct 
 	s->rows_pad = (m->rows + 15) / 16 * 16;
 	s->blocks = m->cols / 32;
 	s->k = k;
-	s->swz0 = k.swz0;
 	e = cudaMallocAsync(scratch, (size_t)s->rows_pad * s->blocks + 16 +
 				     (size_t)k.count * m->rows * 4, cd->stream);
 	if (e != cudaSuccess)
