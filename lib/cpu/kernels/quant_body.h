@@ -288,35 +288,65 @@ static inline QV QV_U qv_reciprocal(QV_U scale)
 		      (254 - scale) << 23);
 }
 
-/* The core's normal-range rounding (encode_fp8 / encode_floatx). */
-static inline QV QV_U qv_round_normal(const struct mxcore_format *f, QV_U ay)
+/*
+ * A value the compiler must keep in a register: GCC otherwise re-creates
+ * splatted constants inside loops from a general register, and each such
+ * broadcast is a shuffle-port uop that the encode loop cannot spare.
+ */
+static inline QV QV_U qv_pin(QV_U x)
+{
+	__asm__("" : "+v"(x));
+	return x;
+}
+
+/* One format's encode constants, made once per row (qv_enc_init()). */
+struct qv_enc {
+	QV_U abs;		/* 0x7fffffff */
+	QV_U max_f32;		/* the largest value, fp32 bits */
+	QV_U magic;		/* 2^(k_exp + 23): rounds to a multiple of 2^k_exp */
+	QV_U min_normal;	/* the smallest normal, fp32 bits */
+	QV_U round;		/* rebias plus half an ulp less one */
+	QV_U one;
+	QV_U max_code;
+	QV_U sign;		/* the code's sign bit */
+};
+
+static inline QV void qv_enc_init(const struct mxcore_format *f,
+				  struct qv_enc *k)
 {
 	unsigned int shift = 23 - f->mbits;
 
-	return (ay + ((uint32_t)(f->bias - 127) << 23) +
-		((1u << (shift - 1)) - 1) + ((ay >> shift) & 1)) >> shift;
+	k->abs = qv_pin(qv_splat(0x7fffffffu));
+	k->max_f32 = qv_pin(qv_splat(f->max_f32));
+	k->magic = qv_pin(qv_splat((uint32_t)(127 + f->k_exp + 23) << 23));
+	k->min_normal = qv_pin(qv_splat((uint32_t)(127 + 1 - f->bias) << 23));
+	k->round = qv_pin(qv_splat(((uint32_t)(f->bias - 127) << 23) +
+				   ((1u << (shift - 1)) - 1)));
+	k->one = qv_pin(qv_splat(1));
+	k->max_code = qv_pin(qv_splat(f->max_code));
+	k->sign = qv_pin(qv_splat(1u << (f->ebits + f->mbits)));
 }
 
-/* Codes of finite values y, in the low byte of each lane. */
-static inline QV QV_U qv_encode(const struct mxcore_format *f, QV_U y)
+/*
+ * Codes of finite values y, one per lane (at most 8 bits).  Normals take
+ * the core's integer rounding (encode_fp8 / encode_floatx): the rebiased
+ * bits plus half an ulp less one plus the kept lowest bit, shifted.
+ */
+static inline QV QV_U qv_encode(const struct mxcore_format *f,
+				const struct qv_enc *k, QV_U y)
 {
-	uint32_t min_normal = (uint32_t)(127 + 1 - f->bias) << 23;
-	/* 2^(k_exp + 23): adding it rounds to a multiple of 2^k_exp. */
-	uint32_t magic = (uint32_t)(127 + f->k_exp + 23) << 23;
+	unsigned int shift = 23 - f->mbits;
 	unsigned int sign_pos = f->ebits + f->mbits;
-	QV_U sign = y & 0x80000000u, ay = y & 0x7fffffffu;
-	QV_U sub, code;
+	QV_U ay = y & k->abs, sub, code;
 
 	if (f->code_bits == 8)		/* torch.clamp(data, -max, max) */
-		ay = qv_min(ay, qv_splat(f->max_f32));
-	sub = (QV_U)((QV_F)ay + (QV_F)qv_splat(magic)) - magic;
-	code = qv_sel(qv_lt(ay, qv_splat(min_normal)), sub,
-		      qv_round_normal(f, ay));
-	if (f->code_bits == 8)
-		return code | sign >> 24;
-	code = qv_sel(qv_lt(ay, qv_splat(f->max_f32)), code,
-		      qv_splat(f->max_code));
-	return code | sign >> (31 - sign_pos);
+		ay = qv_min(ay, k->max_f32);
+	sub = (QV_U)((QV_F)ay + (QV_F)k->magic) - k->magic;
+	code = qv_sel(qv_lt(ay, k->min_normal), sub,
+		      (ay + k->round + ((ay >> shift) & k->one)) >> shift);
+	if (f->code_bits != 8)
+		code = qv_sel(qv_lt(ay, k->max_f32), code, k->max_code);
+	return code | ((y >> (31 - sign_pos)) & k->sign);
 }
 
 /* The core's code for y = 0x7fffffff (every element of a NaN block). */
@@ -333,33 +363,110 @@ static inline uint8_t qv_nan_code(const struct mxcore_format *f)
 			 shift);
 }
 
-/* Encode and store one block's 32 values y (scaled, finite). */
-static inline QV void qv_encode_block(enum mxcore_elem elem,
-				      const QV_U y[QV_PER_BLOCK], uint8_t *out)
+/*
+ * Four vectors of codes (each lane below 256) to 4 * QV_LANES bytes in
+ * lane order: two saturating packs (exact on such lanes) interleave the
+ * four vectors by 128-bit lane, one dword permute puts them back in
+ * order.  Three shuffle uops where a narrowing move per vector takes two
+ * each.
+ */
+#if QV_LANES == 16
+#define QV_BYTES4 __m512i
+
+static inline QV __m512i qv_narrow4(const QV_U c[4])
+{
+	__m512i w0 = _mm512_packus_epi32((__m512i)c[0], (__m512i)c[1]);
+	__m512i w1 = _mm512_packus_epi32((__m512i)c[2], (__m512i)c[3]);
+
+	return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5,
+							  9, 13, 2, 6, 10, 14,
+							  3, 7, 11, 15),
+					_mm512_packus_epi16(w0, w1));
+}
+
+/* Bytes 2i and 2i + 1 (codes below 16) to nibbles of byte i, 32 bytes. */
+static inline QV __m256i qv_nibbles(__m512i b)
+{
+	return _mm512_cvtepi16_epi8(_mm512_or_si512(b, _mm512_srli_epi16(b, 4)));
+}
+#else
+#define QV_BYTES4 __m256i
+
+static inline QV __m256i qv_narrow4(const QV_U c[4])
+{
+	__m256i w0 = _mm256_packus_epi32((__m256i)c[0], (__m256i)c[1]);
+	__m256i w1 = _mm256_packus_epi32((__m256i)c[2], (__m256i)c[3]);
+
+	return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w0, w1),
+					   _mm256_setr_epi32(0, 4, 1, 5, 2, 6,
+							     3, 7));
+}
+
+static inline QV __m128i qv_nibbles(__m256i b)
+{
+	__m256i w = _mm256_and_si256(_mm256_or_si256(b, _mm256_srli_epi16(b, 4)),
+				     _mm256_set1_epi16(0xff));
+
+	return _mm_packus_epi16(_mm256_castsi256_si128(w),
+				_mm256_extracti128_si256(w, 1));
+}
+#endif
+
+/* Blocks whose codes one qv_narrow4() call packs: 2 (16 lanes) or 1. */
+#define QV_GROUP_BLOCKS (4 / QV_PER_BLOCK)
+
+/*
+ * Blocks [b, b + n) of a row (n <= QV_GROUP_BLOCKS), their scales'
+ * reciprocals in rcp[] (bits): every element's code, a NaN-scale block
+ * wholly the core's NaN code, stored packed (pack_uint4() for e2m1: odd
+ * element in the high nibble).
+ */
+static inline QV void qv_encode_group(enum mxcore_elem elem,
+				      const struct qv_enc *k,
+				      const uint8_t *in, bool bf16,
+				      size_t at, const uint32_t *rcp,
+				      const uint8_t *scale, bool any_nan,
+				      unsigned int n, uint8_t *out)
 {
 	const struct mxcore_format *f = &qv_formats[elem];
-	unsigned int v;
-	QV_U8 b;
+	QV_U c[4] = { { 0 } };
+	unsigned int j, v;
+	QV_BYTES4 b;
 
-	if (elem == MXCORE_E2M1) {
-		/* pack_uint4(): (odd << 4 | even) in uint8 arithmetic */
-		#pragma GCC unroll 16
-		for (v = 0; v < QV_PER_BLOCK; v += 2) {
-			QV_U c0 = qv_encode(f, y[v]), c1 = qv_encode(f, y[v + 1]);
-			QV_U p = ((__builtin_shuffle(c0, c1, (QV_U)QV_ODD) << 4) &
-				  0xff) |
-				 __builtin_shuffle(c0, c1, (QV_U)QV_EVEN);
+	#pragma GCC unroll 4
+	for (j = 0; j < QV_GROUP_BLOCKS; j++) {
+		QV_U r;
 
-			b = __builtin_convertvector(p, QV_U8);
-			memcpy(out + v / 2 * QV_LANES, &b, QV_LANES);
+		if (j == n)
+			break;
+		if (any_nan && scale[j] == MXCORE_SCALE_NAN) {
+			#pragma GCC unroll 4
+			for (v = 0; v < QV_PER_BLOCK; v++)
+				c[j * QV_PER_BLOCK + v] = qv_splat(qv_nan_code(f));
+			continue;
 		}
+		r = qv_splat(rcp[j]);
+		#pragma GCC unroll 4
+		for (v = 0; v < QV_PER_BLOCK; v++)
+			c[j * QV_PER_BLOCK + v] =
+				qv_encode(f, k, qv_fmul(qv_load(in, bf16,
+					at + (j * QV_PER_BLOCK + v) * QV_LANES), r));
+	}
+	b = qv_narrow4(c);
+	if (elem == MXCORE_E2M1) {
+		/* qv_nan_code() of e2m1 is 4, a nibble like every code */
+		__typeof__(qv_nibbles(b)) h = qv_nibbles(b);
+
+		if (n == QV_GROUP_BLOCKS)
+			memcpy(out, &h, QV_GROUP_BLOCKS * MXCORE_BLOCK / 2);
+		else
+			memcpy(out, &h, MXCORE_BLOCK / 2);
 		return;
 	}
-	#pragma GCC unroll 16
-	for (v = 0; v < QV_PER_BLOCK; v++) {
-		b = __builtin_convertvector(qv_encode(f, y[v]), QV_U8);
-		memcpy(out + v * QV_LANES, &b, QV_LANES);
-	}
+	if (n == QV_GROUP_BLOCKS)
+		memcpy(out, &b, QV_GROUP_BLOCKS * MXCORE_BLOCK);
+	else
+		memcpy(out, &b, MXCORE_BLOCK);
 }
 
 static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode mode,
@@ -369,11 +476,14 @@ static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode m
 	const struct mxcore_format *f = &qv_formats[elem];
 	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
 	uint32_t blocks = cols / MXCORE_BLOCK, b0, nb, i, v;
-	uint8_t nan_code = qv_nan_code(f);
+	struct qv_enc k;
 
+	qv_enc_init(f, &k);
 	for (b0 = 0; b0 < blocks; b0 += nb) {
 		QV_U m[QV_LANES], scale, rcp;
-		QV_U8 s8;
+		uint32_t rcps[QV_LANES] __attribute__((aligned(64)));
+		uint8_t s8[QV_LANES];
+		QV_U8 s8v;
 		bool any_nan = false;
 
 		nb = blocks - b0 < QV_LANES ? blocks - b0 : QV_LANES;
@@ -390,29 +500,20 @@ static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode m
 		for (; i < QV_LANES; i++)
 			m[i] = qv_splat(0);
 		scale = qv_scale(elem, mode, qv_transpose_max(m));
-		s8 = __builtin_convertvector(scale, QV_U8);
-		memcpy(scales + b0, &s8, nb);
+		s8v = __builtin_convertvector(scale, QV_U8);
+		memcpy(s8, &s8v, sizeof(s8));
+		memcpy(scales + b0, s8, nb);
 		rcp = qv_reciprocal(scale);
+		memcpy(rcps, &rcp, sizeof(rcp));
 		for (i = 0; i < nb; i++)
-			any_nan |= scale[i] == MXCORE_SCALE_NAN;
-		for (i = 0; i < nb; i++) {
-			size_t at = (size_t)(b0 + i) * MXCORE_BLOCK;
-			uint8_t *out = codes + (b0 + i) * blk_bytes;
-			QV_U r = __builtin_shuffle(rcp, qv_splat(i));
-			QV_U y[QV_PER_BLOCK];
-
-			if (any_nan && scale[i] == MXCORE_SCALE_NAN) {
-				memset(out, elem == MXCORE_E2M1 ?
-					    (uint8_t)(nan_code << 4) | nan_code :
-					    nan_code, blk_bytes);
-				continue;
-			}
-			#pragma GCC unroll 16
-			for (v = 0; v < QV_PER_BLOCK; v++)
-				y[v] = qv_fmul(qv_load(in, bf16, at + v * QV_LANES),
-					       r);
-			qv_encode_block(elem, y, out);
-		}
+			any_nan |= s8[i] == MXCORE_SCALE_NAN;
+		for (i = 0; i < nb; i += QV_GROUP_BLOCKS)
+			qv_encode_group(elem, &k, in, bf16,
+					(size_t)(b0 + i) * MXCORE_BLOCK,
+					rcps + i, s8 + i, any_nan,
+					nb - i < QV_GROUP_BLOCKS ? nb - i :
+					QV_GROUP_BLOCKS,
+					codes + (b0 + i) * blk_bytes);
 	}
 }
 
