@@ -44,13 +44,9 @@ namespace {
 constexpr uint32_t BM = SM90_BF16_BM, BN = SM90_BF16_BN;
 constexpr int SCHED_THREADS = 1024;
 
-/* Why the schedule pass refused the offsets (status[0]); status[1] index, [2] value. */
+/* This pass's own refusal (status[0]), after the offsets' (enum sm90_sched_error). */
 enum sched_error {
-	SCHED_OK,
-	SCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
-	SCHED_BEYOND,		/* ends[i] > total M */
-	SCHED_LAST,		/* the last end != total M */
-	SCHED_A_SCALES,		/* A's per-group swizzled scales overrun their buffer */
+	SCHED_A_SCALES = SM90_SCHED_OWN,	/* A's per-group swizzled scales overrun their buffer */
 };
 
 struct sched_args {
@@ -82,22 +78,12 @@ __global__ void __launch_bounds__(SCHED_THREADS) schedule_kernel(const struct sc
 		first_bad = ~0ull;
 	__syncthreads();
 	for (g = g0; g < g1; g++) {
-		const int32_t prev = g ? p.ends[g - 1] : 0, end = p.ends[g];
-
-		if (end < prev) {
-			bad = (unsigned long long)g << 8 | SCHED_DECREASING;
+		bad = sm90_end_fault(p.ends, g, p.extent, 1);
+		if (bad != ~0ull)
 			break;
-		}
-		if ((uint32_t)end > p.extent) {
-			bad = (unsigned long long)g << 8 | SCHED_BEYOND;
-			break;
-		}
-		tiles += ((uint32_t)(end - prev) + BM - 1) / BM;
+		tiles += ((uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) + BM - 1) / BM;
 	}
-	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
-		bad = min(bad, (unsigned long long)(p.count - 1) << 8 | SCHED_LAST);
-	if (bad != ~0ull)
-		atomicMin(&first_bad, bad);
+	sm90_vote_fault(&first_bad, bad, p.ends, p.count, p.extent);
 	scan(tmp).ExclusiveSum(tiles, first, total);
 	for (g = g0; g < g1; g++) {
 		const int32_t prev = g ? p.ends[g - 1] : 0;
@@ -351,20 +337,14 @@ __global__ void __launch_bounds__(256) fallback_kernel(const struct fallback_arg
 		}
 		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
 			const uint32_t r = a0 + e / cols, j = e % cols;
-			const uint8_t *ar = p.a + r * p.a_stride;
-			const uint8_t *br = p.b + (uint64_t)(b0 + j) * p.b_stride;
-			float acc = 0.0f;
 
 			if (r >= a_end || c0 + j >= p.g.n)
 				continue;
-			for (uint32_t kb = 0; kb < p.blocks; kb++)
-				acc = promote_fma(sm90_block_sum(ar, p.ea, br, p.eb, kb),
-						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad +
-								   sa0 + e / cols]),
-						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad +
-								   b0 + j]),
-						  acc);
-			store_c_value(p.out, r * p.out.stride + c0 + j, acc);
+			store_c_value(p.out, r * p.out.stride + c0 + j,
+				      sm90_fallback_dot(p.a + r * p.a_stride, p.ea,
+							p.b + (uint64_t)(b0 + j) * p.b_stride, p.eb,
+							p.sa, p.a_pad, sa0 + e / cols,
+							p.sb, p.b_pad, b0 + j, 0, p.blocks));
 		}
 	}
 #endif
@@ -405,18 +385,9 @@ int report_status(const struct mxa_job *job, const uint32_t *st)
 {
 	const struct mxa_matrix *a = &job->a;
 
+	if (st[0] < SM90_SCHED_OWN)
+		return sm90_offsets_verdict(st, "M", a->rows, 1);
 	switch (st[0]) {
-	case SCHED_OK:
-		return 0;
-	case SCHED_DECREASING:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
-				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
-	case SCHED_BEYOND:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total M = %u",
-				st[1], (int32_t)st[2], a->rows);
-	case SCHED_LAST:
-		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total M = %u",
-				st[1], (int32_t)st[2], a->rows);
 	case SCHED_A_SCALES:
 		return cuda_err(-EOVERFLOW, "gemm_grouped: a's per-group swizzled scales need %llu bytes (%u tile rows of 128), the buffer has %zu after scale_offset",
 				(unsigned long long)st[3] * 128 * ((a->cols / mxa__block(a) + 3) / 4 * 4),
@@ -907,7 +878,29 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 	return ret;
 }
 
-} /* namespace */
+} /* The offsets' refusals of both schedule passes, worded as lib/src/grouped.c words them. */
+int sm90_offsets_verdict(const uint32_t *st, const char *dim, uint32_t extent, uint32_t block)
+{
+	switch (st[0]) {
+	case SM90_SCHED_OK:
+		return 0;
+	case SM90_SCHED_DECREASING:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
+				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
+	case SM90_SCHED_BEYOND:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total %s = %u",
+				st[1], (int32_t)st[2], dim, extent);
+	case SM90_SCHED_LAST:
+		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total %s = %u",
+				st[1], (int32_t)st[2], dim, extent);
+	case SM90_SCHED_BLOCK:
+		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: %s group boundaries must be multiples of the block size %u",
+				st[1], (int32_t)st[2], dim, block);
+	}
+	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
+}
+
+/* namespace */
 
 bool sm90_grouped_waits(struct cuda_device *cd)
 {

@@ -52,15 +52,10 @@ namespace {
 constexpr uint32_t BM = SM90_BF16_BM, BN = SM90_BF16_BN;
 constexpr int SCHED_THREADS = 1024;
 
-/* Why the schedule pass refused the offsets (status[0]); status[1] index, [2] value. */
+/* This pass's own refusals (status[0]), after the offsets' (enum sm90_sched_error). */
 enum ksched_error {
-	KSCHED_OK,
-	KSCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
-	KSCHED_BEYOND,		/* ends[i] > total K */
-	KSCHED_LAST,		/* the last end != total K */
-	KSCHED_BLOCK,		/* ends[i] not a multiple of the block size */
-	KSCHED_A_SCALES,	/* a's per-group swizzled scales overrun their buffer */
-	KSCHED_B_SCALES,	/* b's the same */
+	KSCHED_A_SCALES = SM90_SCHED_OWN,	/* a's per-group swizzled scales overrun their buffer */
+	KSCHED_B_SCALES,			/* b's the same */
 };
 
 struct ksched_args {
@@ -93,29 +88,16 @@ __global__ void __launch_bounds__(SCHED_THREADS) kschedule_kernel(const struct k
 		first_bad = ~0ull;
 	__syncthreads();
 	for (g = g0; g < g1; g++) {
-		const int32_t prev = g ? p.ends[g - 1] : 0, end = p.ends[g];
 		uint32_t blocks;
 
-		if (end < prev) {
-			bad = (unsigned long long)g << 8 | KSCHED_DECREASING;
+		bad = sm90_end_fault(p.ends, g, p.extent, p.block);
+		if (bad != ~0ull)
 			break;
-		}
-		if ((uint32_t)end > p.extent) {
-			bad = (unsigned long long)g << 8 | KSCHED_BEYOND;
-			break;
-		}
-		if (end % p.block) {
-			bad = (unsigned long long)g << 8 | KSCHED_BLOCK;
-			break;
-		}
-		blocks = (uint32_t)(end - prev) / p.block;
+		blocks = (uint32_t)(p.ends[g] - (g ? p.ends[g - 1] : 0)) / p.block;
 		chunks += (blocks * p.block + 63) / 64;
 		cols += (blocks + 3) / 4;
 	}
-	if (threadIdx.x == 0 && p.ends[p.count - 1] != (int32_t)p.extent)
-		bad = min(bad, (unsigned long long)(p.count - 1) << 8 | KSCHED_LAST);
-	if (bad != ~0ull)
-		atomicMin(&first_bad, bad);
+	sm90_vote_fault(&first_bad, bad, p.ends, p.count, p.extent);
 	scan(tmp).ExclusiveSum(chunks, cfirst, ctotal);
 	__syncthreads();	/* tmp again */
 	scan(tmp).ExclusiveSum(cols, sfirst, stotal);
@@ -246,17 +228,13 @@ __global__ void __launch_bounds__(256) kfallback_kernel(const struct kfallback_a
 		sm90_group_raster(p.tiles_m, p.tiles_n, id % per, &tm, &tn);
 		for (uint32_t e = threadIdx.x; e < BM * BN; e += blockDim.x) {
 			const uint32_t r = tm * BM + e / BN, j = tn * BN + e % BN;
-			const uint8_t *ar = p.a + r * p.a_stride;
-			const uint8_t *br = p.b + (uint64_t)j * p.b_stride;
-			float acc = 0.0f;
 
 			if (r >= p.m || j >= p.n)
 				continue;
-			for (uint32_t kb = kb0; kb < kb1; kb++)
-				acc = promote_fma(sm90_block_sum(ar, p.ea, br, p.eb, kb),
-						  e8m0_to_f32(p.sa[(uint64_t)kb * p.a_pad + r]),
-						  e8m0_to_f32(p.sb[(uint64_t)kb * p.b_pad + j]), acc);
-			store_c_value(p.out, ((uint64_t)g * p.m + r) * p.out.stride + j, acc);
+			store_c_value(p.out, ((uint64_t)g * p.m + r) * p.out.stride + j,
+				      sm90_fallback_dot(p.a + r * p.a_stride, p.ea,
+							p.b + (uint64_t)j * p.b_stride, p.eb,
+							p.sa, p.a_pad, r, p.sb, p.b_pad, j, kb0, kb1));
 		}
 	}
 #endif
@@ -265,23 +243,9 @@ __global__ void __launch_bounds__(256) kfallback_kernel(const struct kfallback_a
 /* The schedule pass's verdict, as lib/src/grouped.c words it on the host. */
 int report_kstatus(const struct mxa_job *job, const uint32_t *st)
 {
-	const uint32_t total = job->a.cols;
-
+	if (st[0] < SM90_SCHED_OWN)
+		return sm90_offsets_verdict(st, "K", job->a.cols, mxa__block(&job->a));
 	switch (st[0]) {
-	case KSCHED_OK:
-		return 0;
-	case KSCHED_DECREASING:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is below %s (offsets must not decrease and start at >= 0)",
-				st[1], (int32_t)st[2], st[1] ? "offsets[i - 1]" : "0");
-	case KSCHED_BEYOND:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d is beyond the total K = %u",
-				st[1], (int32_t)st[2], total);
-	case KSCHED_LAST:
-		return cuda_err(-EINVAL, "gemm_grouped: the last offset (offsets[%u] = %d) must equal the total K = %u",
-				st[1], (int32_t)st[2], total);
-	case KSCHED_BLOCK:
-		return cuda_err(-EINVAL, "gemm_grouped: offsets[%u] = %d: K group boundaries must be multiples of the block size %u",
-				st[1], (int32_t)st[2], mxa__block(&job->a));
 	case KSCHED_A_SCALES:
 	case KSCHED_B_SCALES: {
 		const struct mxa_matrix *m = st[0] == KSCHED_A_SCALES ? &job->a : &job->b;

@@ -452,6 +452,51 @@ static __host__ __device__ __forceinline__ uint32_t sm90_group_of(const uint32_t
 	return lo;
 }
 
+/*
+ * Why a grouped launcher's schedule pass refused the device-side offsets
+ * (status word 0; word 1 the index, word 2 the value): the refusals both
+ * passes share, then each pass's own from SM90_SCHED_OWN on.
+ */
+enum sm90_sched_error {
+	SM90_SCHED_OK,
+	SM90_SCHED_DECREASING,	/* ends[i] < ends[i - 1], or < 0 */
+	SM90_SCHED_BEYOND,	/* ends[i] > the total (M or K) */
+	SM90_SCHED_LAST,	/* the last end != the total */
+	SM90_SCHED_BLOCK,	/* ends[i] not a multiple of the block size */
+	SM90_SCHED_OWN,
+};
+
+/* End g against the one before (and its block size): ~0, or g << 8 | the refusal. */
+static __device__ __forceinline__ unsigned long long sm90_end_fault(const int32_t *ends, uint32_t g,
+								    uint32_t extent, uint32_t block)
+{
+	const int32_t prev = g ? ends[g - 1] : 0, end = ends[g];
+	uint32_t why = SM90_SCHED_OK;
+
+	if (end < prev)
+		why = SM90_SCHED_DECREASING;
+	else if ((uint32_t)end > extent)
+		why = SM90_SCHED_BEYOND;
+	else if ((uint32_t)end % block)
+		why = SM90_SCHED_BLOCK;
+	return why ? (unsigned long long)g << 8 | why : ~0ull;
+}
+
+/*
+ * The CTA's first refusal, lowest index first (as the host reports): each
+ * thread's own (~0 for none) and, from thread 0, the last end's, into
+ * *first (shared, ~0 before), read after the caller's next barrier.
+ */
+static __device__ __forceinline__ void sm90_vote_fault(unsigned long long *first,
+						       unsigned long long bad, const int32_t *ends,
+						       uint32_t count, uint32_t extent)
+{
+	if (threadIdx.x == 0 && ends[count - 1] != (int32_t)extent)
+		bad = min(bad, (unsigned long long)(count - 1) << 8 | SM90_SCHED_LAST);
+	if (bad != ~0ull)
+		atomicMin(first, bad);
+}
+
 /* Tile (u, tn) of a grouped GEMM: tile row u of all groups', column tn. */
 struct sm90_group_tile {
 	uint32_t group;
@@ -817,6 +862,12 @@ int sm90_bf16_scratch(struct cuda_device *cd, struct sm90_bf16_args *b, size_t h
  * read after the stream's work (cuda_gemm_sm90_grouped.cu).
  */
 bool sm90_grouped_waits(struct cuda_device *cd);
+/*
+ * The shared refusals of the offsets (status words st, SM90_SCHED_OK to
+ * SM90_SCHED_BLOCK) as the host's checks word them: dim "M" or "K", its
+ * total extent, the block size K boundaries need.
+ */
+int sm90_offsets_verdict(const uint32_t *st, const char *dim, uint32_t extent, uint32_t block);
 int sm90_grouped_verdict(struct cuda_device *cd, const void *status, const uint32_t *list_count,
 			 uint32_t *st, uint32_t *left);
 /* The job as a GEMM's op descriptor, for the paths' reject() and rank(). */

@@ -291,6 +291,26 @@ static __device__ float sm90_block_sum(const uint8_t *ar, int ea, const uint8_t 
 	return part;
 }
 
+/*
+ * One C element of a fallback kernel's tile: blocks [kb0, kb1) of rows ar
+ * and br, each block's exact sum promoted by its two scales (K-major:
+ * block kb of the rows' columns sa_col and sb_col) as the fp8 kernel
+ * promotes (promote_fma()), in K order.
+ */
+static __device__ float sm90_fallback_dot(const uint8_t *ar, int ea, const uint8_t *br, int eb,
+					  const uint8_t *sa, uint32_t a_pad, uint32_t sa_col,
+					  const uint8_t *sb, uint32_t b_pad, uint32_t sb_col,
+					  uint32_t kb0, uint32_t kb1)
+{
+	float acc = 0.0f;
+
+	for (uint32_t kb = kb0; kb < kb1; kb++)
+		acc = promote_fma(sm90_block_sum(ar, ea, br, eb, kb),
+				  e8m0_to_f32(sa[(uint64_t)kb * a_pad + sa_col]),
+				  e8m0_to_f32(sb[(uint64_t)kb * b_pad + sb_col]), acc);
+	return acc;
+}
+
 #endif /* SM90_CODE */
 
 #endif /* MXA_CUDA_SM90_FOLD_CUH */

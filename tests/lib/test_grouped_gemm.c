@@ -796,18 +796,23 @@ static void set_end(struct req *r, unsigned int i, int32_t v)
 	put(r->obuf, 0, r->ends, sizeof(r->ends));
 }
 
-/* k_rows: 2d x 2d's rows of A (C has 3 x k_rows). */
-static void req_init_rows(struct mxa_device *dev, struct req *r,
-			  enum mxa_group_kind kind, enum mxa_scale_layout layout,
-			  uint32_t k_rows)
+/*
+ * k_rows: 2d x 2d's rows of A (C has 3 x k_rows); nvfp4: both operands
+ * NVFP4, whose 2d x 2d groups end on multiples of 16, not 32.
+ */
+static void req_init_as(struct mxa_device *dev, struct req *r,
+			enum mxa_group_kind kind, enum mxa_scale_layout layout,
+			uint32_t k_rows, bool nvfp4)
 {
 	static const int32_t m_ends[] = { 2, 2, 9 };
-	static const int32_t k_ends[] = { 32, 32, 96 };
+	const int32_t k_ends[] = { nvfp4 ? 16 : 32, nvfp4 ? 16 : 32, 96 };
 	bool mk = kind == MXA_GROUP_2D_3D;
 	const int32_t *ends = mk ? m_ends : k_ends;
 
-	host_op_init(&r->ha, MXA_ELEM_E4M3, false, 0, mk ? 9 : k_rows, mk ? 64 : 96);
-	host_op_init(&r->hb, MXA_ELEM_E4M3, false, 0, mk ? 9 : 3, mk ? 64 : 96);
+	host_op_init(&r->ha, MXA_ELEM_E4M3, nvfp4, 0.5f, mk ? 9 : k_rows,
+		     mk ? 64 : 96);
+	host_op_init(&r->hb, MXA_ELEM_E4M3, nvfp4, 0.25f, mk ? 9 : 3,
+		     mk ? 64 : 96);
 	r->a = grouped_operand(dev, &r->ha, layout, mk ? BY_ROWS : BY_COLS,
 			       ends, 3);
 	r->b = grouped_operand(dev, &r->hb, layout, mk ? STACK : BY_COLS, ends,
@@ -827,7 +832,7 @@ static void req_init_rows(struct mxa_device *dev, struct req *r,
 static void req_init(struct mxa_device *dev, struct req *r,
 		     enum mxa_group_kind kind, enum mxa_scale_layout layout)
 {
-	req_init_rows(dev, r, kind, layout, 4);
+	req_init_as(dev, r, kind, layout, 4, false);
 }
 
 static void req_free(struct req *r)
@@ -1000,52 +1005,67 @@ static void test_errors(struct mxa_device *dev)
 }
 
 /*
- * 2d x 2d NATIVE past the skinny range (40 rows of A): on CUDA every
- * group's tiles in one launch, the offsets in device memory checked by
- * its schedule pass, C untouched when they are refused.
+ * 2d x 2d's device-side offsets and per-group swizzled scales under
+ * NATIVE, MX (groups on 32) and NVFP4 (groups on 16): each malformed
+ * request refused with its errno, C untouched, the well-formed one run.
  */
-static void test_errors_2d2d_native(struct mxa_device *dev)
+static void errors_2d2d_native(struct mxa_device *dev, bool nvfp4)
 {
-	const struct config e4m3 = { .ea = MXA_ELEM_E4M3, .eb = MXA_ELEM_E4M3 };
-	struct mxa_op_desc d = desc_of(&e4m3, 40, 3, 96);
+	const struct config cf = { .ea = MXA_ELEM_E4M3, .eb = MXA_ELEM_E4M3,
+				   .nva = nvfp4, .nvb = nvfp4 };
+	const int32_t blk = nvfp4 ? 16 : 32;
+	/* The whole K's swizzled scales: columns of 4 blocks, 128 rows x 4 bytes each. */
+	const size_t whole = (size_t)(96 / blk + 3) / 4 * 128 * 4;
+	struct mxa_op_desc d = desc_of(&cf, 40, 3, 96);
+	const char *fmt = nvfp4 ? "NVFP4" : "MX";
+	char what[96];
 	struct mxa_matrix m;
 	struct req r;
 
 	if (!test_supports(dev, &d, MXA_PREF_NATIVE))
 		return;
 #define RUN(pa, pb) mxa_gemm_grouped(dev, (pa), (pb), &r.c, &r.gr, 0, MXA_PREF_NATIVE)
-	req_init_rows(dev, &r, MXA_GROUP_2D_2D, MXA_LAYOUT_SWIZZLED, 40);
+#define WHAT(s) (snprintf(what, sizeof(what), "NATIVE %s 2d x 2d: %s", fmt, (s)), what)
+	req_init_as(dev, &r, MXA_GROUP_2D_2D, MXA_LAYOUT_SWIZZLED, 40, nvfp4);
 	CHECK_RET(RUN(&r.a, &r.b), 0);
 	fill_cc(r.c.buf);
-	set_end(&r, 0, 16);
-	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: K boundary off the block");
-	set_end(&r, 0, 32);
+	set_end(&r, 0, blk / 2);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, WHAT("K boundary off the block"));
+	set_end(&r, 0, blk);
 	set_end(&r, 1, 0);
-	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: decreasing ends");
-	set_end(&r, 1, 32);
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, WHAT("decreasing ends"));
+	set_end(&r, 1, blk);
 	set_end(&r, 2, 128);
-	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: last end beyond total_K");
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, WHAT("last end beyond total_K"));
 	set_end(&r, 2, 64);
-	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, "NATIVE 2d x 2d: last end below total_K");
+	EXPECT(&r, RUN(&r.a, &r.b), -EINVAL, WHAT("last end below total_K"));
 	set_end(&r, 2, 96);
 	/*
-	 * Blocks 1, 0, 2 per group: two swizzled columns of 4 each operand,
-	 * 1024 bytes; 512 hold the whole K's one column only.
+	 * One block, none, the rest per group: each group's scales start a
+	 * new column of 4 blocks, one column more than the whole K's.
 	 */
 	m = r.a;
-	m.scale = buffer(dev, 128 * 4);
+	m.scale = buffer(dev, whole);
 	EXPECT(&r, RUN(&m, &r.b), -EOVERFLOW,
-	       "NATIVE 2d x 2d: a's swizzled scales without per-group padding");
+	       WHAT("a's swizzled scales without per-group padding"));
 	mxa_buffer_free(m.scale);
 	m = r.b;
-	m.scale = buffer(dev, 128 * 4);
+	m.scale = buffer(dev, whole);
 	EXPECT(&r, RUN(&r.a, &m), -EOVERFLOW,
-	       "NATIVE 2d x 2d: b's swizzled scales without per-group padding");
+	       WHAT("b's swizzled scales without per-group padding"));
 	mxa_buffer_free(m.scale);
 	CHECK_RET(RUN(&r.a, &r.b), 0);
 	req_free(&r);
+#undef WHAT
 #undef RUN
-	printf("malformed 2d x 2d requests under NATIVE: each refused with its errno, C untouched\n");
+	printf("malformed %s 2d x 2d requests under NATIVE: each refused with its errno, C untouched\n",
+	       fmt);
+}
+
+static void test_errors_2d2d_native(struct mxa_device *dev)
+{
+	errors_2d2d_native(dev, false);
+	errors_2d2d_native(dev, true);
 }
 
 static void test_query(struct mxa_device *dev)
