@@ -469,6 +469,26 @@ static inline QV void qv_encode_group(enum mxcore_elem elem,
 		memcpy(out, &b, MXCORE_BLOCK);
 }
 
+/*
+ * The input QV_READ_AHEAD elements past element at into L1, as many
+ * bytes as one group encodes: the amax pass reads a chunk of QV_LANES
+ * blocks at once and the encode pass then computes from L1, so without
+ * this the chunk's reads from L3 or memory and the encoding take turns
+ * instead of overlapping.  Prefetches past the row (or the buffer) are
+ * harmless: the next row usually follows, and a prefetch never faults.
+ */
+#define QV_READ_AHEAD (2 * QV_LANES * MXCORE_BLOCK)
+
+static inline QV void qv_read_ahead(const uint8_t *in, bool bf16, size_t at)
+{
+	size_t es = bf16 ? 2 : 4, bytes = QV_GROUP_BLOCKS * MXCORE_BLOCK * es;
+	const uint8_t *p = in + (at + QV_READ_AHEAD) * es;
+	size_t off;
+
+	for (off = 0; off < bytes; off += 64)
+		_mm_prefetch((const char *)p + off, _MM_HINT_T0);
+}
+
 static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode mode,
 			 const uint8_t *in, bool bf16, uint32_t cols,
 			 uint8_t *codes, uint8_t *scales)
@@ -507,13 +527,15 @@ static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode m
 		memcpy(rcps, &rcp, sizeof(rcp));
 		for (i = 0; i < nb; i++)
 			any_nan |= s8[i] == MXCORE_SCALE_NAN;
-		for (i = 0; i < nb; i += QV_GROUP_BLOCKS)
+		for (i = 0; i < nb; i += QV_GROUP_BLOCKS) {
+			qv_read_ahead(in, bf16, (size_t)(b0 + i) * MXCORE_BLOCK);
 			qv_encode_group(elem, &k, in, bf16,
 					(size_t)(b0 + i) * MXCORE_BLOCK,
 					rcps + i, s8 + i, any_nan,
 					nb - i < QV_GROUP_BLOCKS ? nb - i :
 					QV_GROUP_BLOCKS,
 					codes + (b0 + i) * blk_bytes);
+		}
 	}
 }
 
