@@ -41,18 +41,19 @@
  *                   (AMX's pair-interleaved B).  Elements may carry part
  *                   of their scale ("folded", below).
  *
- * Folding (CPU_PANEL_AMX_BF16 only).  The packer cuts K into groups of
- * kcb blocks, aligned where the call starts (what the framework hands
- * one microkernel call).  Where the exponents of a row's blocks in a
- * group (all-zero and NaN-scale blocks ignored) span at most
- * AMX_FOLD_SPREAD (kernels/amx/amx.h), it multiplies each element by
- * 2^(s - max s) and gives every block of the group the exponent
- * max s - 127; elsewhere elements are the plain values and exponents are
- * per block.  Either way the value the contract below computes is
- * unchanged, every folded element is 0, Inf, NaN or at least 2^-63 in
- * magnitude, and every product of two is 0 or an fp32 normal.  A kernel
- * whose call sees one exponent per row of A and per row of B across its
- * blocks may sum all blocks' products in fp32 before scaling once.
+ * Folding (CPU_PANEL_AMX_BF16 only).  The packer cuts K into fold groups
+ * of AMX_FOLD blocks (kernels/amx/amx.h; kcb is a multiple of it),
+ * aligned where the packed range starts, so that every microkernel call
+ * starts on a group.  Where the exponents of a row's blocks in a group
+ * (all-zero and NaN-scale blocks ignored) span at most AMX_FOLD_SPREAD,
+ * it multiplies each element by 2^(s - max s) and gives every block of
+ * the group the exponent max s - 127; elsewhere elements are the plain
+ * values and exponents are per block.  Either way the value the contract
+ * below computes is unchanged, every folded element is 0, Inf, NaN or at
+ * least 2^-63 in magnitude, and every product of two is 0 or an fp32
+ * normal.  A kernel that sees one exponent per row of A and per row of B
+ * across a run of blocks may sum the run's products in fp32 before
+ * scaling once.
  *
  * Meta (floats, per block): ea holds MR exponents, followed for
  * CPU_PANEL_I8 by MR corrections; eb holds NR exponents.  An exponent is
@@ -67,9 +68,9 @@
  * Error: each block sum t is exact (CPU_PANEL_I8) or rounded at most 31
  * times (CPU_PANEL_BF16, fp32 accumulation of exact products); scaling is
  * exact outside the subnormal range; the caller adds blocks to c in fp32.
- * A CPU_PANEL_AMX_BF16 kernel summing a folded call's 32 * kblocks
- * products in fp32 and scaling once makes at most as many roundings per
- * output (32 * kblocks - 1, then one to add to c).
+ * A CPU_PANEL_AMX_BF16 kernel summing runs of folded blocks in fp32 and
+ * scaling each run once makes at most as many roundings per output
+ * (32 * kblocks - 1 in all, then one to add to c).
  * Documentation/numerics.rst turns this into each kernel's bound.
  *
  * Optional hooks: pack replaces cpu_pack_panel() for the kernel's panel

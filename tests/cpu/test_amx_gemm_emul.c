@@ -10,7 +10,8 @@
  * One 32 x 32 tile of C from 32 rows of A and of B, packed by the
  * library's packer, against sums in double from testlib's OCP MX tables:
  * |c - ref| <= (32 kblocks + 2) 2^-24 sum |a b| (the contract's roundings
- * plus the scaling), for every element pair, one to AMX_KCB blocks, rows
+ * plus the scaling), for every element pair, one to AMX_KCB blocks (runs
+ * of fold groups summed in the tiles, or not), rows
  * past the matrix, scales whose spread folds and whose spread does not,
  * and NaN scales (reported in nan_rows, their rows left to the framework).
  */
@@ -144,7 +145,8 @@ static void one_tile(enum mxa_elem ea, enum mxa_elem eb, unsigned int kblocks,
 
 int main(void)
 {
-	static const unsigned int kbs[] = { 1, 3, AMX_KCB };
+	/* Within a fold group, across groups (with a partial last one). */
+	static const unsigned int kbs[] = { 1, 3, AMX_FOLD + 1, 40 };
 	static const int spreads[] = { 0, 6, 40 };
 	unsigned int x, y, i, s;
 

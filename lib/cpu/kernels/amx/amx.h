@@ -30,7 +30,8 @@
 #define AMX_TILE_WORDS 256		/* 16 rows x 16 words */
 #define AMX_MC 128
 #define AMX_NC 256
-#define AMX_KCB 16			/* blocks per call, and per fold group */
+#define AMX_FOLD 16			/* blocks per fold group (the packer's) */
+#define AMX_KCB 64			/* blocks per call: whole fold groups */
 
 /*
  * The largest spread of scale exponents folded into one group of blocks

@@ -46,7 +46,7 @@ UK_AMX static void transpose16(const __m512i in[16], uint32_t *out)
 }
 
 /*
- * Rows [row0, row0 + 16) x blocks [kb, kb + n) of m, n <= AMX_KCB: each
+ * Rows [row0, row0 + 16) x blocks [kb, kb + n) of m, n <= AMX_FOLD: each
  * row's block b to v[b * 16 + r], its exponent to e[b * w + r], folded
  * when the row's scales allow; nan_rows[r] set for a NaN scale.
  */
@@ -61,8 +61,8 @@ UK_AMX static void pack_group16(const struct mxa_matrix *m,
 	for (r = 0; r < 16; r++) {
 		uint32_t row = row0 + r;
 		const uint8_t *data;
-		uint8_t s[AMX_KCB];
-		bool live[AMX_KCB];
+		uint8_t s[AMX_FOLD];
+		bool live[AMX_FOLD];
 		int lo = 255, hi = 0;
 		bool folded;
 
@@ -112,13 +112,13 @@ UK_AMX void cpu_amx_pack_bf16(const struct mxa_matrix *m, bool b_side,
 			      unsigned int kblocks, uint32_t *words,
 			      float *meta, uint8_t *nan_rows)
 {
-	__m512i v[AMX_KCB * 16];
+	__m512i v[AMX_FOLD * 16];
 	struct amx_lut l;
 	unsigned int g, t, b, n, r;
 
 	lut_load(&l, (enum mxcore_elem)m->elem);
-	for (g = 0; g < kblocks; g += AMX_KCB) {
-		n = kblocks - g < AMX_KCB ? kblocks - g : AMX_KCB;
+	for (g = 0; g < kblocks; g += AMX_FOLD) {
+		n = kblocks - g < AMX_FOLD ? kblocks - g : AMX_FOLD;
 		for (t = 0; t < w / 16; t++) {
 			pack_group16(m, &l, row0 + 16 * t, kb0 + g, n, w, v,
 				     meta + (size_t)g * w + 16 * t,

@@ -3,7 +3,7 @@
  * AMX-BF16 microkernel for CPU_PANEL_AMX_BF16 panels: a 32 x 32 tile of
  * C in four accumulator tiles, TDPBF16PS over one block (32 K) per
  * instruction.  Where the packer folded the scales (one exponent per row
- * of A and of B across the call), the tiles sum every block and the
+ * of A and of B across fold groups), the tiles sum those blocks and the
  * epilogue scales once with vscalefps; otherwise each block is scaled on
  * its own, as the AVX-512 kernels do.
  */
@@ -32,18 +32,19 @@ UK_AMX static void amx_task_end(void)
 	_tile_release();
 }
 
-/* One exponent per row (32 of them) across all kblocks blocks? */
-UK_AMX static inline bool one_exponent(const float *e, unsigned int kblocks)
+/* The same 32 exponents (one per row) in blocks [0, n) of e as in e0's? */
+UK_AMX static inline bool same_exponents(const float *e0, const float *e,
+					 unsigned int n)
 {
-	__m512i e0 = _mm512_loadu_si512(e), e1 = _mm512_loadu_si512(e + 16);
+	__m512i x0 = _mm512_loadu_si512(e0), x1 = _mm512_loadu_si512(e0 + 16);
 	__mmask16 diff = 0;
 	unsigned int kb;
 
-	for (kb = 1; kb < kblocks; kb++) {
+	for (kb = 0; kb < n; kb++) {
 		diff |= _mm512_cmpneq_epi32_mask(_mm512_loadu_si512(e + 32 * kb),
-						 e0);
+						 x0);
 		diff |= _mm512_cmpneq_epi32_mask(_mm512_loadu_si512(e + 32 * kb + 16),
-						 e1);
+						 x1);
 	}
 	return !diff;
 }
@@ -106,27 +107,47 @@ UK_AMX static inline void scale_out(const float *t, const float *ea,
 	}
 }
 
+/*
+ * The call's blocks in runs: a run is whole fold groups (AMX_FOLD blocks)
+ * whose rows of A and of B each keep one exponent throughout; its blocks
+ * are summed in the tiles and scaled once.  With the scales of most data
+ * every group folds to the same exponents, so one run covers the call and
+ * its epilogue (tiles stored, scaled, added to C) runs once per AMX_KCB
+ * blocks.  A group whose rows do not fold is scaled block by block.
+ */
 UK_AMX static void amx_bf16(unsigned int kblocks, const uint32_t *a,
 			    const float *ea, const uint32_t *b,
 			    const float *eb, float *c, size_t ldc, bool add)
 {
 	float t[AMX_MR * AMX_NR] __attribute__((aligned(64)));
-	unsigned int kb;
+	unsigned int kb = 0, end, n, i;
 
-	if (one_exponent(ea, kblocks) && one_exponent(eb, kblocks)) {
+	while (kb < kblocks) {
+		const float *ra = ea + AMX_MR * kb, *rb = eb + AMX_NR * kb;
+
+		n = kblocks - kb < AMX_FOLD ? kblocks - kb : AMX_FOLD;
+		if (!same_exponents(ra, ra, n) || !same_exponents(rb, rb, n)) {
+			for (end = kb + n; kb < end; kb++) {
+				zero_acc();
+				AMX_BLOCK(a, b, kb);
+				store_acc(t);
+				scale_out(t, ea + AMX_MR * kb, eb + AMX_NR * kb,
+					  c, ldc, add || kb);
+			}
+			continue;
+		}
+		for (end = kb + n; end < kblocks; end += n) {
+			n = kblocks - end < AMX_FOLD ? kblocks - end : AMX_FOLD;
+			if (!same_exponents(ra, ea + AMX_MR * end, n) ||
+			    !same_exponents(rb, eb + AMX_NR * end, n))
+				break;
+		}
 		zero_acc();
-		for (kb = 0; kb < kblocks; kb++)
-			AMX_BLOCK(a, b, kb);
+		for (i = kb; i < end; i++)
+			AMX_BLOCK(a, b, i);
 		store_acc(t);
-		scale_out(t, ea, eb, c, ldc, add);
-		return;
-	}
-	for (kb = 0; kb < kblocks; kb++) {
-		zero_acc();
-		AMX_BLOCK(a, b, kb);
-		store_acc(t);
-		scale_out(t, ea + AMX_MR * kb, eb + AMX_NR * kb, c, ldc,
-			  add || kb);
+		scale_out(t, ra, rb, c, ldc, add || kb);
+		kb = end;
 	}
 }
 
