@@ -141,6 +141,9 @@ static inline NV __m512i nv_scales(__m512i amax, uint32_t ts,
 	return code;
 }
 
+/* Elements read ahead: two chunks of NV_BLOCK blocks. */
+#define NV_AHEAD (2 * NV_BLOCK * NV_BLOCK)
+
 NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 					     uint32_t cols,
 					     uint32_t tensor_scale,
@@ -178,6 +181,13 @@ NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 			uint8_t *out = codes + (size_t)(b0 + i) * 8;
 			__m512 y;
 
+			/*
+			 * The input two chunks ahead into L1 while this one
+			 * encodes from it, as quant_body.h's rows do: else
+			 * the next chunk's reads wait for this encoding.
+			 */
+			_mm_prefetch((const char *)in + (at + NV_AHEAD) *
+				     (bf16 ? 2 : 4), _MM_HINT_T0);
 			if (!(nan & (1u << i))) {
 				y = _mm512_mul_ps(_mm512_castsi512_ps(
 						nv_load(in, bf16, at)),
