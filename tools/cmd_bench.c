@@ -39,6 +39,7 @@ static const char usage[] =
 "                      mxfp4, ...)\n"
 "  --m M --n N --k K   gemm shape (default 2048 each); quantize uses --m\n"
 "                      rows and --k columns (default 4096 each)\n"
+"  --in-dtype T        quantize's input, f32 (default) or bf16\n"
 "  --device D          cpu, accel:N, cuda:N, auto (default: $MXACCEL_DEVICE or auto)\n"
 "  --kernel P          auto (default), native or emulated\n"
 "  --threads T         worker threads of a cpu device (and of its peers)\n"
@@ -61,6 +62,7 @@ struct bench_ctx {
 	struct mxa_recipe recipe;
 	enum mxa_pref pref;
 	uint32_t m, n, k;		/* as given, 0 = the op's default */
+	enum mxa_dtype in_dtype;	/* quantize's input */
 	unsigned int threads;
 	char device[MXA_NAME_MAX];
 	bool peers;			/* cpu device: measure the peers */
@@ -163,11 +165,16 @@ static uint64_t bench_rand(struct bench_ctx *ctx)
 	return z ^ (z >> 31);
 }
 
-/* A device buffer of rows x cols fp32 values uniform in [-1, 1). */
+/*
+ * A device buffer of rows x cols values uniform in [-1, 1), fp32 or bf16
+ * (the fp32 values' top halves: the bench needs spread values, not a
+ * particular rounding).
+ */
 static int random_dense(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
-			struct mxa_dense *d)
+			enum mxa_dtype dtype, struct mxa_dense *d)
 {
 	size_t i, count = (size_t)rows * cols, bytes;
+	uint16_t *half;
 	float *host;
 	int ret;
 
@@ -181,6 +188,16 @@ static int random_dense(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
 	for (i = 0; i < count; i++)
 		host[i] = (float)((int64_t)(bench_rand(ctx) >> 40) - (1 << 23)) /
 			  (float)(1 << 23);
+	if (dtype == MXA_DTYPE_BF16) {
+		half = (uint16_t *)host;
+		for (i = 0; i < count; i++) {
+			uint32_t bits;
+
+			memcpy(&bits, &host[i], 4);
+			half[i] = (uint16_t)(bits >> 16);
+		}
+		bytes = count * 2;
+	}
 	memset(d, 0, sizeof(*d));
 	ret = cli_buffer_new(ctx->dev, bytes, &d->buf);
 	if (!ret) {
@@ -194,7 +211,7 @@ static int random_dense(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
 		}
 	}
 	free(host);
-	d->dtype = MXA_DTYPE_F32;
+	d->dtype = dtype;
 	d->rows = rows;
 	d->cols = cols;
 	return ret;
@@ -482,7 +499,7 @@ static int random_matrix(struct bench_ctx *ctx, uint32_t rows, uint32_t cols,
 	struct mxa_dense src;
 	int ret;
 
-	if (random_dense(ctx, rows, cols, &src))
+	if (random_dense(ctx, rows, cols, MXA_DTYPE_F32, &src))
 		return -1;
 	ret = new_matrix(ctx, rows, cols, mat);
 	if (!ret) {
@@ -888,6 +905,7 @@ static void report_quantize(struct bench_ctx *ctx, const char *kernel,
 
 	if (ctx->json) {
 		json_head(ctx, &j, "quantize", kernel, m, 0, k);
+		cli_json_str(&j, "in_dtype", mxa_dtype_name(ctx->in_dtype));
 		json_times(&j, ours, bytes, "gbps");
 		cli_json_double(&j, "memcpy_gbps", peer);
 		cli_json_double(&j, "memcpy_median_gbps",
@@ -901,15 +919,16 @@ static void report_quantize(struct bench_ctx *ctx, const char *kernel,
 		cli_json_end(&j);
 		return;
 	}
-	printf("quantize %s %ux%u on %s, kernel %s, %u thread%s: best %.3f ms %.1f GB/s, median %.3f ms %.1f GB/s (%u runs)\n",
-	       ctx->recipe_name, m, k, ctx->device, kernel, ctx->threads,
+	printf("quantize %s %ux%u %s on %s, kernel %s, %u thread%s: best %.3f ms %.1f GB/s, median %.3f ms %.1f GB/s (%u runs)\n",
+	       ctx->recipe_name, m, k, mxa_dtype_name(ctx->in_dtype),
+	       ctx->device, kernel, ctx->threads,
 	       ctx->threads == 1 ? "" : "s", ours->best * 1e3, gbps,
 	       ours->median * 1e3, rate(bytes, ours->median), ours->runs);
 	if (!ctx->peers)
 		return;
-	printf("  memcpy of the fp32 input: best %.3f ms %.1f GB/s, median %.1f GB/s; ratio %.2f of memcpy%s\n",
-	       copy->best * 1e3, peer, rate(copy_bytes, copy->median), ratio,
-	       verdict(ratio, target));
+	printf("  memcpy of the %s input: best %.3f ms %.1f GB/s, median %.1f GB/s; ratio %.2f of memcpy%s\n",
+	       mxa_dtype_name(ctx->in_dtype), copy->best * 1e3, peer,
+	       rate(copy_bytes, copy->median), ratio, verdict(ratio, target));
 }
 
 static int bench_quantize(struct bench_ctx *ctx)
@@ -918,7 +937,7 @@ static int bench_quantize(struct bench_ctx *ctx)
 	uint32_t k = ctx->k ? ctx->k : BENCH_QUANT_DIM;
 	struct mxa_op_desc desc = {
 		.op = MXA_OP_QUANTIZE, .a_elem = ctx->recipe.elem,
-		.b_elem = ctx->recipe.elem, .dtype = MXA_DTYPE_F32,
+		.b_elem = ctx->recipe.elem, .dtype = ctx->in_dtype,
 		.mode = ctx->recipe.mode, .m = m, .k = k,
 		.a_scale_type = ctx->recipe.scale_type,
 	};
@@ -937,9 +956,10 @@ static int bench_quantize(struct bench_ctx *ctx)
 
 	if (plan_kernel(ctx, &desc, kernel))
 		return -1;
-	if (random_dense(ctx, m, k, &q.src) || new_matrix(ctx, m, k, &q.dst))
+	if (random_dense(ctx, m, k, ctx->in_dtype, &q.src) ||
+	    new_matrix(ctx, m, k, &q.dst))
 		goto out;
-	/* Memory traffic: the fp32 input read, codes and scales written. */
+	/* Memory traffic: the input read, codes and scales written. */
 	bytes = (double)mxa_buffer_size(q.src.buf) +
 		mxa_buffer_size(q.dst.data) + mxa_buffer_size(q.dst.scale);
 	if (ctx->peers) {
@@ -1055,7 +1075,10 @@ static int run_ops(struct bench_ctx *ctx, enum bench_op_kind op,
 
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_ctx ctx = { .pref = MXA_PREF_AUTO, .rng = BENCH_SEED };
+	struct bench_ctx ctx = {
+		.pref = MXA_PREF_AUTO, .rng = BENCH_SEED,
+		.in_dtype = MXA_DTYPE_F32,
+	};
 	const char *op_name = "all", *device = NULL, *recipe = NULL;
 	enum bench_op_kind op;
 	struct mxa_device_info di;
@@ -1066,6 +1089,7 @@ int cmd_bench(int argc, char **argv)
 		CLI_OPTION("m", CLI_U32, &ctx.m),
 		CLI_OPTION("n", CLI_U32, &ctx.n),
 		CLI_OPTION("k", CLI_U32, &ctx.k),
+		CLI_OPTION("in-dtype", CLI_DTYPE, &ctx.in_dtype),
 		CLI_OPTION("device", CLI_STR, &device),
 		CLI_OPTION("kernel", CLI_PREF, &ctx.pref),
 		CLI_OPTION("threads", CLI_U32, &threads),
@@ -1089,6 +1113,11 @@ int cmd_bench(int argc, char **argv)
 	} else {
 		cli_error("--op '%s': unknown operation (expected one of: all, gemm, quantize, decode)",
 			  op_name);
+		return CLI_EXIT_ERROR;
+	}
+	if ((op == BENCH_GEMM || op == BENCH_DECODE) &&
+	    cli_opt_get(opts, "in-dtype")->seen) {
+		cli_error("--in-dtype: only --op quantize (or all) reads a dense input to quantize");
 		return CLI_EXIT_ERROR;
 	}
 	if (op == BENCH_QUANTIZE && cli_opt_get(opts, "n")->seen) {

@@ -134,6 +134,7 @@ expect_ok "quantize --recipe agreeing with --elem/--mode" "${Q[@]}" --recipe mxf
 expect_ok "info" info
 expect_ok "info --json" info --json
 expect_ok "bench" "${BQ[@]}" --json
+expect_ok "bench --in-dtype bf16" "${BQ[@]}" --in-dtype bf16 --json
 if command -v python3 >/dev/null; then
 	# The machine-readable outputs must parse, with the documented keys.
 	cases=$((cases + 1))
@@ -266,6 +267,8 @@ done
 expect_fail "bench --threads 0" "--threads" "${BQ[@]}" --threads 0
 expect_fail "bench --m -1" "--m" bench --op gemm --m -1
 expect_fail "bench --n for quantize" "--n" "${BQ[@]}" --n 64
+expect_fail "bench --in-dtype for gemm" "--in-dtype|--op quantize" bench --op gemm --m 32 --n 32 --k 64 --in-dtype bf16
+expect_fail "bench --in-dtype f16" "--in-dtype|f16" "${BQ[@]}" --in-dtype f16
 
 # --- K a multiple of 32 ---------------------------------------------------------
 subst --cols 48 "${Q[@]}"
