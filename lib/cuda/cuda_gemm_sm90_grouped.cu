@@ -878,7 +878,9 @@ int launch_2d_3d(struct cuda_device *cd, const struct mxa_job *job, bool skinny)
 	return ret;
 }
 
-} /* The offsets' refusals of both schedule passes, worded as lib/src/grouped.c words them. */
+} /* namespace */
+
+/* The offsets' refusals of both schedule passes, worded as lib/src/grouped.c words them. */
 int sm90_offsets_verdict(const uint32_t *st, const char *dim, uint32_t extent, uint32_t block)
 {
 	switch (st[0]) {
@@ -899,8 +901,6 @@ int sm90_offsets_verdict(const uint32_t *st, const char *dim, uint32_t extent, u
 	}
 	return cuda_err(-EIO, "cuda-grouped-sm90: unknown schedule status %u", st[0]);
 }
-
-/* namespace */
 
 bool sm90_grouped_waits(struct cuda_device *cd)
 {
