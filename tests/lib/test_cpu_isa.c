@@ -8,6 +8,8 @@
  *   and swizzled scales, on random rows that mix ordinary values, exact
  *   rounding ties, fp32 subnormals, zeros of both signs, NaN (any sign and
  *   payload), +-Inf, values near the top of fp32 and all-special blocks;
+ *   and bf16 exhaustively: all 65536 patterns under block scales from
+ *   subnormal amaxes to Inf and NaN, in every element type and mode;
  *   dequantize on random codes (every byte, bits above the code width
  *   included) and scales (every byte, the ends weighted).
  * - GEMM results do not depend on the thread count or on how the packed
@@ -480,6 +482,71 @@ static void test_quantize(struct mxa_device *ref, struct mxa_device *dev,
 	}
 }
 
+/*
+ * Every bf16 input under every kind of block scale: for each anchor
+ * magnitude (the block's amax, at a random place in every block, random
+ * sign), all 65536 bf16 patterns whose magnitude is at most the anchor's
+ * fill the other 31 places of the blocks, in rows of 37 blocks (a chunk,
+ * a chunk, and a ragged tail).  The anchors run from bf16 subnormals
+ * through the largest finite value to Inf and NaN (whose blocks are all
+ * NaN codes), so each anchor pins one block scale per mode and every
+ * element code under it is compared with the scalar core.
+ */
+#define ALL_BF16_COLS (37 * 32)
+
+static void test_quantize_bf16_all(struct mxa_device *ref,
+				   struct mxa_device *dev, const char *isa)
+{
+	static const uint16_t exps[] = { 0, 1, 2, 9, 19, 20, 21, 60, 117,
+					 120, 124, 125, 126, 127, 128, 129,
+					 131, 135, 136, 140, 200, 253, 254 };
+	unsigned int a, e, m;
+	/* 65536 patterns, 31 to a block, and a row's padding */
+	uint32_t *in = malloc((65536 / 31 + 1) * 32 * 4 + ALL_BF16_COLS * 4);
+
+	for (a = 0; a < TEST_ARRAY_SIZE(exps) + 2; a++) {
+		uint16_t anchor = a < TEST_ARRAY_SIZE(exps) ?
+				  exps[a] << 7 | test_rand_below(128) :
+				  a == TEST_ARRAY_SIZE(exps) ? 0x7f80 : 0x7fff;
+		size_t n = 0, i;
+		uint32_t p = 0;
+
+		if (!anchor)
+			anchor = 1;
+		/* blocks until every pattern is placed, then whole rows */
+		while (p < 65536 || n % ALL_BF16_COLS) {
+			unsigned int at = test_rand_below(32);
+
+			for (i = 0; i < 32; i++) {
+				if (i == at) {
+					in[n++] = anchor |
+						  (uint32_t)test_rand_below(2) << 15;
+					continue;
+				}
+				while (p < 65536 && (p & 0x7fff) > anchor)
+					p++;
+				in[n++] = p < 65536 ? p++ : 0;
+			}
+		}
+		for (e = 0; e < 5; e++) {
+			for (m = 0; m < 4; m++) {
+				struct quant_case q = {
+					.elem = test_elems[e],
+					.mode = test_modes[m],
+					.dtype = MXA_DTYPE_BF16,
+					.layout = MXA_LAYOUT_PLAIN,
+					.rows = n / ALL_BF16_COLS,
+					.cols = ALL_BF16_COLS,
+					.in = in,
+				};
+
+				compare_quantize(ref, dev, isa, &q);
+			}
+		}
+	}
+	free(in);
+}
+
 /* --- dequantize ------------------------------------------------------------ */
 
 static uint8_t rand_scale_byte(void)
@@ -722,6 +789,7 @@ int main(int argc, char **argv)
 		dev = test_open_cpu_isa(isas[i]);
 		if (strcmp(isas[i], "ref")) {
 			test_quantize(ref, dev, isas[i]);
+			test_quantize_bf16_all(ref, dev, isas[i]);
 			test_dequantize(ref, dev, isas[i]);
 		}
 		mxa_device_close(dev);

@@ -167,24 +167,11 @@ static inline QV QV_U qv_fmul(QV_U a, QV_U b)
 	return (QV_U)((QV_F)a * (QV_F)b);
 }
 
-/*
- * Elements [i0, i0 + QV_LANES) of a row of fp32 or bf16, as fp32 bits.
- * bf16 widens by one zero-extending load (GCC's generic conversion split
- * it into halves, five instructions for one).
- */
-static inline QV QV_U qv_load(const uint8_t *src, bool bf16, size_t i0)
+/* Elements [i0, i0 + QV_LANES) of a row of fp32, as bits. */
+static inline QV QV_U qv_load(const uint8_t *src, size_t i0)
 {
 	QV_U v;
 
-	if (bf16) {
-#if QV_LANES == 16
-		return (QV_U)_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-			_mm256_loadu_si256((const void *)(src + 2 * i0))), 16);
-#else
-		return (QV_U)_mm256_slli_epi32(_mm256_cvtepu16_epi32(
-			_mm_loadu_si128((const void *)(src + 2 * i0))), 16);
-#endif
-	}
 	memcpy(&v, src + 4 * i0, sizeof(v));
 	return v;
 }
@@ -213,16 +200,36 @@ static inline QV QV_U qv_load(const uint8_t *src, bool bf16, size_t i0)
 #error "QV_LANES must be 16 or 8"
 #endif
 
+/*
+ * The maximum of each pair of 16-bit lanes (the bf16 rows compare
+ * magnitudes two to a 32-bit lane).
+ */
+static inline QV QV_U qv_max16(QV_U a, QV_U b)
+{
+#if QV_LANES == 16
+	return (QV_U)_mm512_max_epu16((__m512i)a, (__m512i)b);
+#else
+	return (QV_U)_mm256_max_epu16((__m256i)a, (__m256i)b);
+#endif
+}
+
+static inline QV QV_U qv_max_as(bool u16, QV_U a, QV_U b)
+{
+	return u16 ? qv_max16(a, b) : qv_max(a, b);
+}
+
 /* max(shuffle(a, b, lo), shuffle(a, b, hi)): one level of the tree. */
 #define QV_FOLD(a, b, lo, hi) \
-	qv_max(__builtin_shuffle((a), (b), (QV_U)lo), \
-	       __builtin_shuffle((a), (b), (QV_U)hi))
+	qv_max_as(u16, __builtin_shuffle((a), (b), (QV_U)lo), \
+		  __builtin_shuffle((a), (b), (QV_U)hi))
 
 /*
  * Lane b of the result: the maximum of the lanes of m[b], by a tree of
  * two-vector shuffles (QV_LANES - 1 steps instead of QV_LANES reductions).
+ * With u16 the maxima are taken per 16-bit half; the shuffles move whole
+ * 32-bit lanes, so each half keeps to its own tree.
  */
-static inline QV QV_U qv_transpose_max(QV_U m[QV_LANES])
+static inline QV QV_U qv_transpose_max(QV_U m[QV_LANES], bool u16)
 {
 	QV_U r[QV_LANES / 2];
 	unsigned int i, n = QV_LANES;
@@ -336,16 +343,16 @@ static inline QV void qv_enc_init(const struct mxcore_format *f,
 }
 
 /*
- * Codes of finite values y, one per lane (at most 8 bits).  Normals take
+ * Codes of finite values y, one per lane (at most 8 bits): of |y| by
+ * qv_encode_mag(), with y's sign by qv_encode().  Normals take
  * the core's integer rounding (encode_fp8 / encode_floatx): the rebiased
  * bits plus half an ulp less one plus the kept lowest bit, shifted.
  */
-static inline QV QV_U qv_encode(const struct mxcore_format *f,
-				const struct qv_enc *k, QV_U y)
+static inline QV QV_U qv_encode_mag(const struct mxcore_format *f,
+				    const struct qv_enc *k, QV_U ay)
 {
 	unsigned int shift = 23 - f->mbits;
-	unsigned int sign_pos = f->ebits + f->mbits;
-	QV_U ay = y & k->abs, sub, code;
+	QV_U sub, code;
 
 	if (f->code_bits == 8)		/* torch.clamp(data, -max, max) */
 		ay = qv_min(ay, k->max_f32);
@@ -354,7 +361,16 @@ static inline QV QV_U qv_encode(const struct mxcore_format *f,
 		      (ay + k->round + ((ay >> shift) & k->one)) >> shift);
 	if (f->code_bits != 8)
 		code = qv_sel(qv_lt(ay, k->max_f32), code, k->max_code);
-	return code | ((y >> (31 - sign_pos)) & k->sign);
+	return code;
+}
+
+static inline QV QV_U qv_encode(const struct mxcore_format *f,
+				const struct qv_enc *k, QV_U y)
+{
+	unsigned int sign_pos = f->ebits + f->mbits;
+
+	return qv_encode_mag(f, k, y & k->abs) |
+	       ((y >> (31 - sign_pos)) & k->sign);
 }
 
 /* The core's code for y = 0x7fffffff (every element of a NaN block). */
@@ -431,7 +447,7 @@ static inline QV __m128i qv_nibbles(__m256i b)
  */
 static inline QV void qv_encode_group(enum mxcore_elem elem,
 				      const struct qv_enc *k,
-				      const uint8_t *in, bool bf16,
+				      const uint8_t *in,
 				      size_t at, const uint32_t *rcp,
 				      const uint8_t *scale, bool any_nan,
 				      unsigned int n, uint8_t *out)
@@ -457,7 +473,7 @@ static inline QV void qv_encode_group(enum mxcore_elem elem,
 		#pragma GCC unroll 4
 		for (v = 0; v < QV_PER_BLOCK; v++)
 			c[j * QV_PER_BLOCK + v] =
-				qv_encode(f, k, qv_fmul(qv_load(in, bf16,
+				qv_encode(f, k, qv_fmul(qv_load(in,
 					at + (j * QV_PER_BLOCK + v) * QV_LANES), r));
 	}
 	b = qv_narrow4(c);
@@ -478,6 +494,136 @@ static inline QV void qv_encode_group(enum mxcore_elem elem,
 }
 
 /*
+ * bf16 rows.  A 32-bit lane holds two bf16 elements, and every step that
+ * does not need fp32 arithmetic takes both at once: their magnitudes
+ * (one AND), the amax (16-bit maxima, qv_transpose_max(m, true)), their
+ * signs and the packing of their codes.  Widening is a shift for the
+ * even element and a mask for the odd one, so no lane crosses a shuffle
+ * on the way in; each half is then encoded as an fp32 row is.  The two
+ * codes of a lane come out as the 16-bit halves of one lane (8- and
+ * 6-bit codes) or as one byte (e2m1), in element order.
+ */
+
+/* Raw vectors of bf16 per block, and the blocks one group encodes. */
+#define QV_B16_PER_BLOCK (QV_PER_BLOCK / 2)
+#define QV_B16_GROUP_BLOCKS (4 / QV_B16_PER_BLOCK)
+
+/* The 2 * QV_LANES bf16 elements from element i0 on, as they are. */
+static inline QV QV_U qv_load_pairs(const uint8_t *in, size_t i0)
+{
+	QV_U v;
+
+	memcpy(&v, in + 2 * i0, sizeof(v));
+	return v;
+}
+
+/*
+ * Codes with sign of the two elements of each lane of raw, scaled by the
+ * reciprocal r: one 16-bit half each, or one e2m1 byte (even element in
+ * the low nibble, as pack_uint4()).
+ */
+static inline QV QV_U qv_encode_pairs(const struct mxcore_format *f,
+				      const struct qv_enc *k, QV_U raw,
+				      QV_U r)
+{
+	unsigned int sign_pos = f->ebits + f->mbits;
+	uint32_t sign2 = (1u << sign_pos) | (1u << (16 + sign_pos));
+	QV_U ax = raw & 0x7fff7fffu, ce, co, w;
+
+	ce = qv_encode_mag(f, k, qv_fmul(ax << 16, r));
+	co = qv_encode_mag(f, k, qv_fmul(ax & 0xffff0000u, r));
+	w = ce | (co << 16) | ((raw >> (15 - sign_pos)) & sign2);
+	if (f->code_bits == 4)
+		w = (w | (w >> 12)) & 0xff;
+	return w;
+}
+
+/*
+ * Four vectors of code pairs (16-bit halves below 256) to 8 * QV_LANES
+ * bytes in element order: a saturating pack (exact on such halves)
+ * interleaves two vectors by 128-bit lane, one qword permute puts them
+ * back in order.
+ */
+#if QV_LANES == 16
+static inline QV void qv_narrow_pairs(const QV_U w[4], uint8_t *out)
+{
+	const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+	__m512i b[2];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		b[i] = _mm512_permutexvar_epi64(order, _mm512_packus_epi16(
+				(__m512i)w[2 * i], (__m512i)w[2 * i + 1]));
+	memcpy(out, b, sizeof(b));
+}
+#else
+static inline QV void qv_narrow_pairs(const QV_U w[4], uint8_t *out)
+{
+	__m256i b[2];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		b[i] = _mm256_permute4x64_epi64(_mm256_packus_epi16(
+				(__m256i)w[2 * i], (__m256i)w[2 * i + 1]),
+				0xd8);
+	memcpy(out, b, sizeof(b));
+}
+#endif
+
+/* qv_encode_group() for bf16 rows: n <= QV_B16_GROUP_BLOCKS blocks. */
+static inline QV void qv_encode_group_bf16(enum mxcore_elem elem,
+					   const struct qv_enc *k,
+					   const uint8_t *in, size_t at,
+					   const uint32_t *rcp,
+					   const uint8_t *scale, bool any_nan,
+					   unsigned int n, uint8_t *out)
+{
+	const struct mxcore_format *f = &qv_formats[elem];
+	uint32_t nan2 = qv_nan_code(f) * 0x10001u;
+	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
+	uint8_t tmp[4 * 2 * QV_LANES];
+	QV_U w[4] = { { 0 } };
+	unsigned int j, v;
+
+	if (elem == MXCORE_E2M1)	/* qv_nan_code() is 4: 0x44 a byte */
+		nan2 = qv_nan_code(f) * 0x11u;
+	#pragma GCC unroll 4
+	for (j = 0; j < QV_B16_GROUP_BLOCKS; j++) {
+		QV_U r;
+
+		if (j == n)
+			break;
+		if (any_nan && scale[j] == MXCORE_SCALE_NAN) {
+			#pragma GCC unroll 4
+			for (v = 0; v < QV_B16_PER_BLOCK; v++)
+				w[j * QV_B16_PER_BLOCK + v] = qv_splat(nan2);
+			continue;
+		}
+		r = qv_splat(rcp[j]);
+		#pragma GCC unroll 4
+		for (v = 0; v < QV_B16_PER_BLOCK; v++)
+			w[j * QV_B16_PER_BLOCK + v] = qv_encode_pairs(f, k,
+				qv_load_pairs(in, at + (j * QV_B16_PER_BLOCK + v) *
+						  2 * QV_LANES), r);
+	}
+	if (elem == MXCORE_E2M1) {
+		QV_BYTES4 b = qv_narrow4(w);
+
+		if (n == QV_B16_GROUP_BLOCKS)
+			memcpy(out, &b, sizeof(b));
+		else
+			memcpy(out, &b, n * blk_bytes);
+		return;
+	}
+	if (n == QV_B16_GROUP_BLOCKS) {
+		qv_narrow_pairs(w, out);
+		return;
+	}
+	qv_narrow_pairs(w, tmp);
+	memcpy(out, tmp, n * blk_bytes);
+}
+
+/*
  * The input QV_READ_AHEAD elements past element at into L1, as many
  * bytes as one group encodes: the amax pass reads a chunk of QV_LANES
  * blocks at once and the encode pass then computes from L1, so without
@@ -489,12 +635,85 @@ static inline QV void qv_encode_group(enum mxcore_elem elem,
 
 static inline QV void qv_read_ahead(const uint8_t *in, bool bf16, size_t at)
 {
-	size_t es = bf16 ? 2 : 4, bytes = QV_GROUP_BLOCKS * MXCORE_BLOCK * es;
+	size_t es = bf16 ? 2 : 4, bytes;
 	const uint8_t *p = in + (at + QV_READ_AHEAD) * es;
 	size_t off;
 
+	bytes = (bf16 ? QV_B16_GROUP_BLOCKS : QV_GROUP_BLOCKS) *
+		MXCORE_BLOCK * es;
 	for (off = 0; off < bytes; off += 64)
 		_mm_prefetch((const char *)p + off, _MM_HINT_T0);
+}
+
+/* The largest magnitude of block b (sign bit clear), in every lane's half. */
+static inline QV QV_U qv_block_absmax(const uint8_t *in, bool bf16, uint32_t b)
+{
+	size_t at = (size_t)b * MXCORE_BLOCK;
+	QV_U m;
+	uint32_t v;
+
+	if (bf16) {
+		m = qv_load_pairs(in, at) & 0x7fff7fffu;
+		#pragma GCC unroll 16
+		for (v = 1; v < QV_B16_PER_BLOCK; v++)
+			m = qv_max16(m, qv_load_pairs(in, at + v * 2 * QV_LANES) &
+					0x7fff7fffu);
+		return m;
+	}
+	m = qv_load(in, at) & 0x7fffffffu;
+	#pragma GCC unroll 16
+	for (v = 1; v < QV_PER_BLOCK; v++)
+		m = qv_max(m, qv_load(in, at + v * QV_LANES) & 0x7fffffffu);
+	return m;
+}
+
+/*
+ * Each lane of the result: the largest magnitude (sign bit clear, as
+ * fp32 bits) of one of blocks [b0, b0 + nb), the others' zero.  A whole
+ * chunk is unrolled so that its vectors stay in registers.
+ */
+static inline QV QV_U qv_block_amax(const uint8_t *in, bool bf16,
+				    uint32_t b0, uint32_t nb)
+{
+	QV_U m[QV_LANES], r;
+	uint32_t i;
+
+	if (nb == QV_LANES) {
+		#pragma GCC unroll 16
+		for (i = 0; i < QV_LANES; i++)
+			m[i] = qv_block_absmax(in, bf16, b0 + i);
+	} else {
+		for (i = 0; i < QV_LANES; i++)
+			m[i] = i < nb ? qv_block_absmax(in, bf16, b0 + i) :
+					qv_splat(0);
+	}
+	r = qv_transpose_max(m, bf16);
+	/* bf16: the larger half, widened to fp32 bits */
+	return bf16 ? qv_max(r << 16, r & 0xffff0000u) : r;
+}
+
+/* The low bytes of the lanes of x (each below 256), to out. */
+static inline QV void qv_store_bytes(QV_U x, uint8_t *out)
+{
+#if QV_LANES == 16
+	__m128i b = _mm512_cvtepi32_epi8((__m512i)x);
+#else
+	__m128i w = _mm_packus_epi32(_mm256_castsi256_si128((__m256i)x),
+				     _mm256_extracti128_si256((__m256i)x, 1));
+	__m128i b = _mm_packus_epi16(w, w);
+#endif
+
+	memcpy(out, &b, QV_LANES);
+}
+
+/* Whether a lane of x equals y. */
+static inline QV bool qv_any_eq(QV_U x, uint32_t y)
+{
+#if QV_LANES == 16
+	return qv_eq(x, qv_splat(y)) != 0;
+#else
+	return _mm256_movemask_epi8((__m256i)qv_eq(x, qv_splat(y))) != 0;
+#endif
 }
 
 static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode mode,
@@ -503,49 +722,52 @@ static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode m
 {
 	const struct mxcore_format *f = &qv_formats[elem];
 	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
-	uint32_t blocks = cols / MXCORE_BLOCK, b0, nb, i, v;
+	uint32_t group = bf16 ? QV_B16_GROUP_BLOCKS : QV_GROUP_BLOCKS;
+	uint32_t blocks = cols / MXCORE_BLOCK, b0, nb, i, n;
 	struct qv_enc k;
 
 	qv_enc_init(f, &k);
 	for (b0 = 0; b0 < blocks; b0 += nb) {
-		QV_U m[QV_LANES], scale, rcp;
+		QV_U scale, rcp;
 		uint32_t rcps[QV_LANES] __attribute__((aligned(64)));
 		uint8_t s8[QV_LANES];
-		QV_U8 s8v;
-		bool any_nan = false;
+		bool any_nan;
 
 		nb = blocks - b0 < QV_LANES ? blocks - b0 : QV_LANES;
-		for (i = 0; i < nb; i++) {
-			size_t at = (size_t)(b0 + i) * MXCORE_BLOCK;
-
-			m[i] = qv_load(in, bf16, at) & 0x7fffffffu;
-			#pragma GCC unroll 16
-			for (v = 1; v < QV_PER_BLOCK; v++)
-				m[i] = qv_max(m[i], qv_load(in, bf16,
-							    at + v * QV_LANES) &
-						    0x7fffffffu);
-		}
-		for (; i < QV_LANES; i++)
-			m[i] = qv_splat(0);
-		scale = qv_scale(elem, mode, qv_transpose_max(m));
-		s8v = __builtin_convertvector(scale, QV_U8);
-		memcpy(s8, &s8v, sizeof(s8));
+		/* lanes past nb: amax 0, never a NaN scale */
+		scale = qv_scale(elem, mode, qv_block_amax(in, bf16, b0, nb));
+		qv_store_bytes(scale, s8);
 		memcpy(scales + b0, s8, nb);
 		rcp = qv_reciprocal(scale);
 		memcpy(rcps, &rcp, sizeof(rcp));
-		for (i = 0; i < nb; i++)
-			any_nan |= s8[i] == MXCORE_SCALE_NAN;
-		for (i = 0; i < nb; i += QV_GROUP_BLOCKS) {
-			qv_read_ahead(in, bf16, (size_t)(b0 + i) * MXCORE_BLOCK);
-			qv_encode_group(elem, &k, in, bf16,
-					(size_t)(b0 + i) * MXCORE_BLOCK,
-					rcps + i, s8 + i, any_nan,
-					nb - i < QV_GROUP_BLOCKS ? nb - i :
-					QV_GROUP_BLOCKS,
-					codes + (b0 + i) * blk_bytes);
+		any_nan = qv_any_eq(scale, MXCORE_SCALE_NAN);
+		for (i = 0; i < nb; i += group) {
+			size_t at = (size_t)(b0 + i) * MXCORE_BLOCK;
+
+			n = nb - i < group ? nb - i : group;
+			qv_read_ahead(in, bf16, at);
+			if (bf16)
+				qv_encode_group_bf16(elem, &k, in, at, rcps + i,
+						     s8 + i, any_nan, n,
+						     codes + (b0 + i) * blk_bytes);
+			else
+				qv_encode_group(elem, &k, in, at, rcps + i,
+						s8 + i, any_nan, n,
+						codes + (b0 + i) * blk_bytes);
 		}
 	}
 }
+
+/* Each element type's body twice: for fp32 rows and for bf16 rows. */
+#define QV_QUANTIZE_CASE(e) \
+	case e: \
+		if (bf16) \
+			qv_quantize_elem(e, mode, src, true, cols, codes, \
+					 scales); \
+		else \
+			qv_quantize_elem(e, mode, src, false, cols, codes, \
+					 scales); \
+		break
 
 static QV_TARGET void qv_quantize_row(enum mxcore_elem elem,
 				      enum mxcore_mode mode, const void *src,
@@ -553,26 +775,11 @@ static QV_TARGET void qv_quantize_row(enum mxcore_elem elem,
 				      uint8_t *scales)
 {
 	switch (elem) {
-	case MXCORE_E4M3:
-		qv_quantize_elem(MXCORE_E4M3, mode, src, bf16, cols, codes,
-				 scales);
-		break;
-	case MXCORE_E5M2:
-		qv_quantize_elem(MXCORE_E5M2, mode, src, bf16, cols, codes,
-				 scales);
-		break;
-	case MXCORE_E2M3:
-		qv_quantize_elem(MXCORE_E2M3, mode, src, bf16, cols, codes,
-				 scales);
-		break;
-	case MXCORE_E3M2:
-		qv_quantize_elem(MXCORE_E3M2, mode, src, bf16, cols, codes,
-				 scales);
-		break;
-	case MXCORE_E2M1:
-		qv_quantize_elem(MXCORE_E2M1, mode, src, bf16, cols, codes,
-				 scales);
-		break;
+	QV_QUANTIZE_CASE(MXCORE_E4M3);
+	QV_QUANTIZE_CASE(MXCORE_E5M2);
+	QV_QUANTIZE_CASE(MXCORE_E2M3);
+	QV_QUANTIZE_CASE(MXCORE_E3M2);
+	QV_QUANTIZE_CASE(MXCORE_E2M1);
 	}
 }
 
