@@ -4,7 +4,9 @@
  * Quantization is bit-exact with the core's mxcore_nvfp4_quantize_block()
  * (torchao's nvfp4_quantize()), whose steps it follows in hardware fp32:
  *
- * - amax: integer maximum of |x| per block; 16 blocks at a time then go
+ * - amax: integer maximum of |x| per block, 16 blocks at a time by a
+ *   transpose tree of two-vector shuffles (a bf16 row compares its
+ *   elements two to a 32-bit lane, two blocks to a load); the 16 then go
  *   through the scale steps as one vector;
  * - the block scale amax / 6 (and / tensor_scale) by vdivps: IEEE
  *   division rounded to nearest even, the very operation torchao runs in
@@ -20,7 +22,9 @@
  * - e2m1 codes: +-6 and above saturate, below 1.0 adding 2^22 in fp32
  *   rounds to a multiple of 0.5 with ties to even (the core's
  *   subnormal_code()), the rest by the core's integer rounding; nibbles
- *   packed (odd << 4 | even).
+ *   packed (odd << 4 | even).  A bf16 row takes two blocks at a time,
+ *   its even elements widened by a shift and its odd ones by a mask, so
+ *   that each lane's two codes make its byte.
  *
  * What takes NaN bits into account is left to the core: a block with a
  * NaN (NaN amax), a block where x * r is NaN (0 * Inf after a tensor
@@ -55,28 +59,54 @@ static inline NV __m512i nv_load(const uint8_t *in, bool bf16, size_t i0)
 	return _mm512_loadu_si512(in + 4 * i0);
 }
 
-/* e2m1 codes (low nibble of each lane) of 16 non-NaN fp32 values. */
-static inline NV __m512i nv_encode_e2m1(__m512i y)
+/*
+ * A constant the compiler must keep in a register: GCC otherwise makes
+ * each splat again inside the block loop from a general register, a
+ * shuffle-port uop per constant per block (quant_body.h's qv_pin()).
+ */
+static inline NV __m512i nv_pin(__m512i x)
 {
-	const __m512i magic = _mm512_set1_epi32((127 - 1 + 23) << 23);
-	__m512i ay = _mm512_and_si512(y, _mm512_set1_epi32(F32_ABS));
-	__m512i sign = _mm512_srli_epi32(_mm512_andnot_si512(
-		_mm512_set1_epi32(F32_ABS), y), 28);
+	__asm__("" : "+v"(x));
+	return x;
+}
+
+/* The e2m1 encoder's constants, made once per row. */
+struct nv_enc {
+	__m512i abs, sign, magic, round, one, f32_one, six, seven;
+};
+
+static inline NV void nv_enc_init(struct nv_enc *k)
+{
+	k->abs = nv_pin(_mm512_set1_epi32(F32_ABS));
+	k->sign = nv_pin(_mm512_set1_epi32((int)0x80000000u));
+	k->magic = nv_pin(_mm512_set1_epi32((127 - 1 + 23) << 23));
+	/* the core's encode_floatx(): bias 1, one mantissa bit */
+	k->round = nv_pin(_mm512_set1_epi32((int)(((1u - 127) << 23) +
+						 (1u << 21) - 1)));
+	k->one = nv_pin(_mm512_set1_epi32(1));
+	k->f32_one = nv_pin(_mm512_set1_epi32(F32_ONE));
+	k->six = nv_pin(_mm512_set1_epi32(F32_SIX));
+	k->seven = nv_pin(_mm512_set1_epi32(7));
+}
+
+/* e2m1 codes (low nibble of each lane) of 16 non-NaN fp32 values. */
+static inline NV __m512i nv_encode_e2m1(const struct nv_enc *k, __m512i y)
+{
+	__m512i ay = _mm512_and_si512(y, k->abs);
+	__m512i sign = _mm512_srli_epi32(_mm512_and_si512(y, k->sign), 28);
 	__m512i sub, nrm, code;
 
 	sub = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(
-		_mm512_castsi512_ps(ay), _mm512_castsi512_ps(magic))), magic);
-	/* the core's encode_floatx(): bias 1, one mantissa bit */
-	nrm = _mm512_add_epi32(ay, _mm512_set1_epi32((int)(((1u - 127) << 23) +
-							   (1u << 21) - 1)));
+		_mm512_castsi512_ps(ay), _mm512_castsi512_ps(k->magic))),
+		k->magic);
+	nrm = _mm512_add_epi32(ay, k->round);
 	nrm = _mm512_add_epi32(nrm, _mm512_and_si512(_mm512_srli_epi32(ay, 22),
-						     _mm512_set1_epi32(1)));
+						     k->one));
 	nrm = _mm512_srli_epi32(nrm, 22);
-	code = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(ay,
-					_mm512_set1_epi32(F32_ONE)), nrm, sub);
-	code = _mm512_mask_blend_epi32(_mm512_cmpge_epu32_mask(ay,
-					_mm512_set1_epi32(F32_SIX)), code,
-				       _mm512_set1_epi32(7));
+	code = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(ay, k->f32_one),
+				       nrm, sub);
+	code = _mm512_mask_blend_epi32(_mm512_cmpge_epu32_mask(ay, k->six),
+				       code, k->seven);
 	return _mm512_or_si512(code, sign);
 }
 
@@ -106,6 +136,99 @@ static uint8_t nv_block_core(const uint8_t *in, bool bf16, size_t i0,
 		}
 	}
 	return mxcore_nvfp4_quantize_block(x, ts, out);
+}
+
+/* max(shuffle(a, b, lo), shuffle(a, b, hi)): one level of the tree. */
+static inline NV __m512i nv_fold(__m512i a, __m512i b, __m512i lo, __m512i hi)
+{
+	return _mm512_max_epu32(_mm512_permutex2var_epi32(a, lo, b),
+				_mm512_permutex2var_epi32(a, hi, b));
+}
+
+/*
+ * Lane b of the result: the maximum of the lanes of block b's vector,
+ * for 16 vectors (one per block), by a tree of two-vector shuffles.  The
+ * tree's first level leaves, per pair of vectors, blocks 2i and 2i + 1
+ * reduced to lanes 0-7 and 8-15 of one vector: where the input already
+ * has that shape (bf16 rows, two blocks to a load) it starts at r[].
+ */
+static inline NV __m512i nv_tree_max(const __m512i *r)
+{
+	__m512i q[4], p[2];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		q[i] = nv_fold(r[2 * i], r[2 * i + 1],
+			       _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16,
+						 17, 18, 19, 24, 25, 26, 27),
+			       _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20,
+						 21, 22, 23, 28, 29, 30, 31));
+	for (i = 0; i < 2; i++)
+		p[i] = nv_fold(q[2 * i], q[2 * i + 1],
+			       _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 16,
+						 17, 20, 21, 24, 25, 28, 29),
+			       _mm512_setr_epi32(2, 3, 6, 7, 10, 11, 14, 15, 18,
+						 19, 22, 23, 26, 27, 30, 31));
+	return nv_fold(p[0], p[1],
+		       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+					 22, 24, 26, 28, 30),
+		       _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21,
+					 23, 25, 27, 29, 31));
+}
+
+/*
+ * Blocks 2j and 2j + 1 of a bf16 row from element at (64 bytes; only the
+ * first 32 when the second block is past nb): the bf16 pairs as they are.
+ */
+static inline NV __m512i nv_load_pair(const uint8_t *in, size_t at, bool both)
+{
+	return _mm512_maskz_loadu_epi32(both ? 0xffff : 0x00ff, in + 2 * at);
+}
+
+/*
+ * Lane b: the largest magnitude (fp32 bits) of block b0 + b, for blocks
+ * [b0, b0 + nb); lanes past nb 0.
+ */
+static inline NV __m512i nv_chunk_amax(const uint8_t *in, bool bf16,
+				       uint32_t b0, uint32_t nb)
+{
+	const __m512i abs = _mm512_set1_epi32(F32_ABS);
+	__m512i r[NV_BLOCK / 2];
+	unsigned int i;
+
+	if (bf16) {
+		/* each lane: the larger of its two bf16 magnitudes */
+		for (i = 0; i < NV_BLOCK / 2; i++) {
+			__m512i x = _mm512_setzero_si512();
+
+			if (2 * i < nb)
+				x = _mm512_and_si512(nv_load_pair(in,
+					(size_t)(b0 + 2 * i) * NV_BLOCK,
+					2 * i + 1 < nb),
+					_mm512_set1_epi32(0x7fff7fff));
+			r[i] = _mm512_max_epu32(_mm512_and_si512(x,
+						_mm512_set1_epi32(0xffff)),
+						_mm512_srli_epi32(x, 16));
+		}
+		return _mm512_slli_epi32(nv_tree_max(r), 16);
+	}
+	/* the tree's first level as the blocks are read: fewer live vectors */
+	for (i = 0; i < NV_BLOCK / 2; i++) {
+		__m512i m0 = _mm512_setzero_si512(), m1 = m0;
+
+		if (2 * i < nb)
+			m0 = _mm512_and_si512(nv_load(in, false,
+					(size_t)(b0 + 2 * i) * NV_BLOCK), abs);
+		if (2 * i + 1 < nb)
+			m1 = _mm512_and_si512(nv_load(in, false,
+					(size_t)(b0 + 2 * i + 1) * NV_BLOCK), abs);
+		r[i] = nv_fold(m0, m1,
+			       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17,
+						 18, 19, 20, 21, 22, 23),
+			       _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15,
+						 24, 25, 26, 27, 28, 29, 30, 31));
+	}
+	return nv_tree_max(r);
 }
 
 /*
@@ -144,6 +267,38 @@ static inline NV __m512i nv_scales(__m512i amax, uint32_t ts,
 /* Elements read ahead: two chunks of NV_BLOCK blocks. */
 #define NV_AHEAD (2 * NV_BLOCK * NV_BLOCK)
 
+/*
+ * Blocks 2j and 2j + 1 of a bf16 row (the second only when both), their
+ * reciprocals in lanes 0-7 and 8-15 of r2: the even elements widened by
+ * a shift and the odd ones by a mask, each encoded as an fp32 row's, then
+ * one byte a lane (odd << 4 | even), lanes 0-7 the first block's 8 bytes.
+ * False if a product is NaN (only with a non-finite reciprocal), nothing
+ * stored then.
+ */
+static inline NV bool nv_encode_pair(const struct nv_enc *k,
+				     const uint8_t *in, size_t at, bool both,
+				     __m512 r2, bool rcp_finite, uint8_t *out)
+{
+	__m512i raw = nv_load_pair(in, at, both);
+	__m512 ye = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(raw, 16)), r2);
+	__m512 yo = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_and_si512(raw,
+				  _mm512_set1_epi32((int)0xffff0000u))), r2);
+	__m128i b;
+
+	if (!rcp_finite && (_mm512_cmp_ps_mask(ye, ye, _CMP_UNORD_Q) |
+			    _mm512_cmp_ps_mask(yo, yo, _CMP_UNORD_Q)))
+		return false;
+	b = _mm512_cvtepi32_epi8(_mm512_or_si512(
+		nv_encode_e2m1(k, _mm512_castps_si512(ye)),
+		_mm512_slli_epi32(nv_encode_e2m1(k, _mm512_castps_si512(yo)),
+				  4)));
+	if (both)
+		_mm_storeu_si128((void *)out, b);
+	else
+		_mm_storel_epi64((void *)out, b);
+	return true;
+}
+
 NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 					     uint32_t cols,
 					     uint32_t tensor_scale,
@@ -152,33 +307,38 @@ NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 	const uint8_t *in = src;
 	uint32_t blocks = cols / NV_BLOCK, b0, nb, i;
 	uint32_t ats = tensor_scale & F32_ABS;
+	struct nv_enc k;
 
 	if (tensor_scale && (!ats || ats >= F32_INF)) {
 		cpu_nvfp4_quantize_row_ref(src, bf16, cols, tensor_scale,
 					   codes, scales);
 		return;
 	}
+	nv_enc_init(&k);
 	for (b0 = 0; b0 < blocks; b0 += nb) {
-		uint32_t amax[NV_BLOCK] = { 0 };
 		float rcp[NV_BLOCK];
-		__mmask16 nan;
+		__mmask16 nan, live;
 		__m512i a, sc;
+		__m512 rv;
+		bool rcp_finite;
 
 		nb = blocks - b0 < NV_BLOCK ? blocks - b0 : NV_BLOCK;
-		for (i = 0; i < nb; i++) {
-			a = _mm512_and_si512(nv_load(in, bf16,
-						     (size_t)(b0 + i) * NV_BLOCK),
-					     _mm512_set1_epi32(F32_ABS));
-			amax[i] = _mm512_reduce_max_epu32(a);
-		}
-		a = _mm512_loadu_si512(amax);
+		live = (__mmask16)((1u << nb) - 1);
+		a = nv_chunk_amax(in, bf16, b0, nb);
 		nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(F32_INF));
 		sc = nv_scales(a, tensor_scale, rcp);
-		_mm512_mask_cvtepi32_storeu_epi8(scales + b0,
-						 (__mmask16)((1u << nb) - 1), sc);
-		for (i = 0; i < nb; i++) {
+		_mm512_mask_cvtepi32_storeu_epi8(scales + b0, live, sc);
+		/* then x * r is never NaN for a non-NaN x */
+		rv = _mm512_loadu_ps(rcp);
+		rcp_finite = !(_mm512_cmpeq_epi32_mask(_mm512_and_si512(
+				_mm512_castps_si512(rv),
+				_mm512_set1_epi32(F32_INF)),
+				_mm512_set1_epi32(F32_INF)) & live);
+		for (i = 0; i < nb; i += bf16 ? 2 : 1) {
 			size_t at = (size_t)(b0 + i) * NV_BLOCK;
 			uint8_t *out = codes + (size_t)(b0 + i) * 8;
+			bool both = i + 1 < nb;
+			unsigned int j;
 			__m512 y;
 
 			/*
@@ -188,17 +348,38 @@ NV_TARGET void cpu_nvfp4_quantize_row_avx512(const void *src, bool bf16,
 			 */
 			_mm_prefetch((const char *)in + (at + NV_AHEAD) *
 				     (bf16 ? 2 : 4), _MM_HINT_T0);
+			if (bf16) {
+				/* lanes 0-7 block i's reciprocal, 8-15 the next's */
+				__m512 r2 = _mm512_permutexvar_ps(
+					_mm512_add_epi32(_mm512_set1_epi32((int)i),
+						_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0,
+								  1, 1, 1, 1, 1, 1, 1, 1)),
+					rv);
+				unsigned int pair = both ? 3 : 1;
+
+				if (!((nan >> i) & pair) &&
+				    nv_encode_pair(&k, in, at, both, r2,
+						   rcp_finite, out))
+					continue;
+				/* a NaN block (or product): each by the core */
+				for (j = 0; j < (both ? 2u : 1u); j++)
+					scales[b0 + i + j] = nv_block_core(in, true,
+						at + j * NV_BLOCK, tensor_scale,
+						out + 8 * j);
+				continue;
+			}
 			if (!(nan & (1u << i))) {
 				y = _mm512_mul_ps(_mm512_castsi512_ps(
-						nv_load(in, bf16, at)),
+						nv_load(in, false, at)),
 						  _mm512_set1_ps(rcp[i]));
-				if (!_mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q)) {
-					nv_store_codes(nv_encode_e2m1(
+				if (rcp_finite ||
+				    !_mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q)) {
+					nv_store_codes(nv_encode_e2m1(&k,
 						_mm512_castps_si512(y)), out);
 					continue;
 				}
 			}
-			scales[b0 + i] = nv_block_core(in, bf16, at,
+			scales[b0 + i] = nv_block_core(in, false, at,
 						       tensor_scale, out);
 		}
 	}
