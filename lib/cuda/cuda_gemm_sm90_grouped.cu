@@ -4,8 +4,10 @@
  * (torch._scaled_grouped_mm's forward and dgrad shape) on the bf16
  * kernel's main loop (cuda_gemm_sm90_bf16.cu, its group_tiles mapping),
  * below; 2d x 2d (wgrad) in one launch (cuda_gemm_sm90_grouped_k.cu),
- * or where M <= 32 (cuda-grouped-sm90-skinny) by the dense native GEMM
- * per group, with the offsets read on the host (launch_2d_2d()).
+ * M <= 32 (cuda-grouped-sm90-skinny) on a caller's stream, for NVFP4 and
+ * from 16 groups on; else (and where that launch cannot take the job,
+ * cuda_grouped_k_reject()) by the dense native GEMM per group, with the
+ * offsets read on the host (launch_2d_2d()).
  *
  * 2d x 3d: the group offsets stay in device memory, the host never reads
  * them.  A one-CTA schedule pass checks them as the library checks
@@ -943,9 +945,28 @@ int cuda_launch_gemm_grouped_skinny(struct cuda_device *cd, const struct mxa_job
 
 	if (no)
 		return cuda_err(-EINVAL, "cuda-grouped-sm90-skinny: %s", no);
-	/* Each K group is a dense GEMM: the skinny path where M <= 32. */
-	if (job->groups.kind == MXA_GROUP_2D_2D)
+	/*
+	 * 2d x 2d: every group's tiles in one launch, the offsets read on
+	 * the GPU only, as cuda-grouped-sm90 runs it (M <= 32 fills part of
+	 * a tile row), on a caller's stream (which the call must not
+	 * synchronise), for NVFP4 and from 16 groups on; else each group by
+	 * the dense skinny kernel, which reads the offsets on the host and
+	 * was faster there for MXFP8 (H200: 4 groups 8 x 7168 x 4096, 0.065
+	 * against 0.095 ms; 32 groups 32 x 2048 x 8192, 0.31 against 0.082;
+	 * Documentation/bench-cuda.rst), or where one launch cannot take the
+	 * job.
+	 */
+	if (job->groups.kind == MXA_GROUP_2D_2D) {
+		const char *why = cuda_grouped_k_reject(cd, job);
+
+		if (!why && !cd->user_stream && job->a.scale_type != MXA_SCALE_UE4M3 &&
+		    job->groups.count < 16)
+			why = "MX operands in under 16 groups, on the device's own stream";
+		if (!why)
+			return cuda_launch_gemm_grouped_k(cd, job);
+		cuda_dbg("cuda-grouped-sm90-skinny: 2d x 2d per group (%s)", why);
 		return launch_2d_2d(cd, job);
+	}
 	return launch_2d_3d(cd, job, true);
 }
 

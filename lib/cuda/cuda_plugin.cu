@@ -578,7 +578,7 @@ static const struct mxa_kernel cuda_kernels[] = {
 	},
 	{	/* K_SM90_GROUPED_SKINNY */
 		.name = "cuda-grouped-sm90-skinny",
-		.summary = "native grouped GEMM for M <= 32 (an MoE decode step): 2d x 3d by the skinny kernel over every group's B as one stream (read once), each result kept where its row of A is in that B's group, offsets checked on the GPU; 2d x 2d per group by the dense native paths, offsets read on the host (Documentation/cuda.rst)",
+		.summary = "native grouped GEMM for M <= 32 (an MoE decode step): 2d x 3d by the skinny kernel over every group's B as one stream (read once), each result kept where its row of A is in that B's group, offsets checked on the GPU; 2d x 2d as cuda-grouped-sm90 runs it, every group's tiles in one launch with the offsets read on the GPU (on a caller's stream, NVFP4, or 16 groups and more), else per group by the skinny kernel, offsets read on the host (Documentation/cuda.rst)",
 		.op = MXA_OP_GEMM_GROUPED,
 		.native = true,
 		.exact = false,
