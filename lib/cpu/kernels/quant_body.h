@@ -759,15 +759,17 @@ static inline QV void qv_quantize_elem(enum mxcore_elem elem, enum mxcore_mode m
 }
 
 /* Each element type's body twice: for fp32 rows and for bf16 rows. */
-#define QV_QUANTIZE_CASE(e) \
-	case e: \
-		if (bf16) \
-			qv_quantize_elem(e, mode, src, true, cols, codes, \
-					 scales); \
-		else \
-			qv_quantize_elem(e, mode, src, false, cols, codes, \
-					 scales); \
-		break
+static inline QV void qv_quantize_either(enum mxcore_elem elem,
+					 enum mxcore_mode mode,
+					 const void *src, bool bf16,
+					 uint32_t cols, uint8_t *codes,
+					 uint8_t *scales)
+{
+	if (bf16)
+		qv_quantize_elem(elem, mode, src, true, cols, codes, scales);
+	else
+		qv_quantize_elem(elem, mode, src, false, cols, codes, scales);
+}
 
 static QV_TARGET void qv_quantize_row(enum mxcore_elem elem,
 				      enum mxcore_mode mode, const void *src,
@@ -775,11 +777,26 @@ static QV_TARGET void qv_quantize_row(enum mxcore_elem elem,
 				      uint8_t *scales)
 {
 	switch (elem) {
-	QV_QUANTIZE_CASE(MXCORE_E4M3);
-	QV_QUANTIZE_CASE(MXCORE_E5M2);
-	QV_QUANTIZE_CASE(MXCORE_E2M3);
-	QV_QUANTIZE_CASE(MXCORE_E3M2);
-	QV_QUANTIZE_CASE(MXCORE_E2M1);
+	case MXCORE_E4M3:
+		qv_quantize_either(MXCORE_E4M3, mode, src, bf16, cols, codes,
+				   scales);
+		break;
+	case MXCORE_E5M2:
+		qv_quantize_either(MXCORE_E5M2, mode, src, bf16, cols, codes,
+				   scales);
+		break;
+	case MXCORE_E2M3:
+		qv_quantize_either(MXCORE_E2M3, mode, src, bf16, cols, codes,
+				   scales);
+		break;
+	case MXCORE_E3M2:
+		qv_quantize_either(MXCORE_E3M2, mode, src, bf16, cols, codes,
+				   scales);
+		break;
+	case MXCORE_E2M1:
+		qv_quantize_either(MXCORE_E2M1, mode, src, bf16, cols, codes,
+				   scales);
+		break;
 	}
 }
 

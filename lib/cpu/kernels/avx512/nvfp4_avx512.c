@@ -78,7 +78,7 @@ struct nv_enc {
 static inline NV void nv_enc_init(struct nv_enc *k)
 {
 	k->abs = nv_pin(_mm512_set1_epi32(F32_ABS));
-	k->sign = nv_pin(_mm512_set1_epi32((int)0x80000000u));
+	k->sign = nv_pin(_mm512_set1_epi32(0x80000000u));
 	k->magic = nv_pin(_mm512_set1_epi32((127 - 1 + 23) << 23));
 	/* the core's encode_floatx(): bias 1, one mantissa bit */
 	k->round = nv_pin(_mm512_set1_epi32((int)(((1u - 127) << 23) +
@@ -280,9 +280,10 @@ static inline NV bool nv_encode_pair(const struct nv_enc *k,
 				     __m512 r2, bool rcp_finite, uint8_t *out)
 {
 	__m512i raw = nv_load_pair(in, at, both);
-	__m512 ye = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(raw, 16)), r2);
+	__m512 ye = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(raw,
+								      16)), r2);
 	__m512 yo = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_and_si512(raw,
-				  _mm512_set1_epi32((int)0xffff0000u))), r2);
+				  _mm512_set1_epi32(0xffff0000u))), r2);
 	__m128i b;
 
 	if (!rcp_finite && (_mm512_cmp_ps_mask(ye, ye, _CMP_UNORD_Q) |
