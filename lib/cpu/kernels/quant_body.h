@@ -579,14 +579,14 @@ static inline QV void qv_encode_group_bf16(enum mxcore_elem elem,
 					   unsigned int n, uint8_t *out)
 {
 	const struct mxcore_format *f = &qv_formats[elem];
-	uint32_t nan2 = qv_nan_code(f) * 0x10001u;
+	/* the NaN code in each 16-bit half; e2m1's (4) in each nibble */
+	uint32_t nan2 = qv_nan_code(f) *
+			(elem == MXCORE_E2M1 ? 0x11u : 0x10001u);
 	size_t blk_bytes = elem == MXCORE_E2M1 ? MXCORE_BLOCK / 2 : MXCORE_BLOCK;
 	uint8_t tmp[4 * 2 * QV_LANES];
 	QV_U w[4] = { { 0 } };
 	unsigned int j, v;
 
-	if (elem == MXCORE_E2M1)	/* qv_nan_code() is 4: 0x44 a byte */
-		nan2 = qv_nan_code(f) * 0x11u;
 	#pragma GCC unroll 4
 	for (j = 0; j < QV_B16_GROUP_BLOCKS; j++) {
 		QV_U r;

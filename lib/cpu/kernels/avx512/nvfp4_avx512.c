@@ -214,15 +214,16 @@ static inline NV __m512i nv_chunk_amax(const uint8_t *in, bool bf16,
 	}
 	/* the tree's first level as the blocks are read: fewer live vectors */
 	for (i = 0; i < NV_BLOCK / 2; i++) {
-		__m512i m0 = _mm512_setzero_si512(), m1 = m0;
+		__m512i m[2];
+		unsigned int h;
 
-		if (2 * i < nb)
-			m0 = _mm512_and_si512(nv_load(in, false,
-					(size_t)(b0 + 2 * i) * NV_BLOCK), abs);
-		if (2 * i + 1 < nb)
-			m1 = _mm512_and_si512(nv_load(in, false,
-					(size_t)(b0 + 2 * i + 1) * NV_BLOCK), abs);
-		r[i] = nv_fold(m0, m1,
+		for (h = 0; h < 2; h++)
+			m[h] = 2 * i + h < nb ?
+			       _mm512_and_si512(nv_load(in, false,
+					(size_t)(b0 + 2 * i + h) * NV_BLOCK),
+					abs) :
+			       _mm512_setzero_si512();
+		r[i] = nv_fold(m[0], m[1],
 			       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17,
 						 18, 19, 20, 21, 22, 23),
 			       _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15,
