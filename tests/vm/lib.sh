@@ -4,11 +4,12 @@
 # Helpers shared by the VM test scripts (sourced, not run).
 #
 # Environment:
-#   MXACCEL_CACHE   where downloads and extracted kernels live
+#   MXACCEL_CACHE   where downloads, extracted kernels and qemu live
 #                   (default /var/cache/mxaccel/vm; kept outside the repo so
 #                   `git clean` and fresh checkouts do not re-download ~150 MB)
 #   MXACCEL_VM_QUIET=1  silence progress messages
 #   MXACCEL_VM_ACCEL    tcg (default) or kvm
+#   MXACCEL_QEMU        the qemu-system-x86_64 to run (default: qemu.sh's)
 #   MXACCEL_VM_MEM      guest memory in MiB (default 1024; 2048 on
 #                       6.12-debug, whose KASAN shadow takes 1/8 of it)
 #   MXACCEL_VM_SMP      guest CPUs (default 2)
@@ -82,11 +83,11 @@ ensure_pkgs() {
 	fi
 }
 
-# Host tools that the scripts use.  Only checked by command name so that a
-# dynamically linked busybox (package busybox) is not swapped for -static.
+# Host tools that the scripts use (qemu: fetch_qemu).  Only checked by
+# command name so that a dynamically linked busybox (package busybox) is
+# not swapped for -static.
 ensure_host_tools() {
 	local need=()
-	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 	command -v busybox >/dev/null || need+=(busybox-static)
 	command -v cpio >/dev/null || need+=(cpio)
 	command -v xz >/dev/null || need+=(xz-utils)
@@ -188,6 +189,17 @@ fetch_kernel() {
 	fi
 }
 
+# Run qemu.sh and set QEMU_BIN, QEMU_ROOT and QEMU_VERSION from its
+# KEY=VALUE lines.
+fetch_qemu() {
+	local out key value
+	out=$("$VM_DIR/qemu.sh") || die "qemu.sh failed"
+	while IFS='=' read -r key value; do
+		case $key in QEMU_BIN | QEMU_ROOT | QEMU_VERSION) printf -v "$key" '%s' "$value" ;; esac
+	done <<<"$out"
+	[ -n "${QEMU_BIN:-}" ] || die "qemu.sh printed no qemu"
+}
+
 # quiet: only errors reach the console, so payload output stays readable
 #   (the full log is dumped with dmesg at the end anyway);
 # panic=-1 + oops=panic: any oops reboots at once, which -no-reboot turns
@@ -212,12 +224,17 @@ accel_args() {
 }
 
 # Sets QEMU (an array) for VMLINUZ INITRD [EXTRA_APPEND], with the memory
-# and kernel arguments of series_settings (called first).  -nic none: no
-# network is needed, and no NIC means no option ROM to load.
+# and kernel arguments of series_settings and the qemu of fetch_qemu
+# (both called first).  An extracted qemu finds its firmware through -L,
+# ahead of the host's.  -nic none: no network is needed, and no NIC means
+# no option ROM to load.
 build_qemu_cmd() {
 	local append=$BOOT_APPEND${VM_APPEND:+ $VM_APPEND}${3:+ $3}
+	local firmware=()
+	[ -z "$QEMU_ROOT" ] ||
+		firmware=(-L "$QEMU_ROOT/usr/share/qemu" -L "$QEMU_ROOT/usr/share/seabios")
 	# shellcheck disable=SC2034,SC2207 # used by callers; separate words
-	QEMU=(qemu-system-x86_64 -m "${VM_MEM:-${MXACCEL_VM_MEM:-1024}}" -smp "${MXACCEL_VM_SMP:-2}"
+	QEMU=("$QEMU_BIN" "${firmware[@]}" -m "${VM_MEM:-${MXACCEL_VM_MEM:-1024}}" -smp "${MXACCEL_VM_SMP:-2}"
 		$(accel_args) -nographic -no-reboot -nic none
 		-kernel "$1" -initrd "$2" -append "$append")
 }

@@ -332,6 +332,7 @@ main() {
 	series_settings "$SERIES"
 	ensure_host_tools
 	fetch_kernel "$SERIES"
+	fetch_qemu
 	t_kernel=$(now)
 
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm.XXXXXX")
@@ -347,7 +348,7 @@ main() {
 		# Afresh each boot: start_devmodel adds its device to it.
 		build_qemu_cmd "$VMLINUZ" "$WORK/initrd.gz" "$APPEND"
 		[ "$DEVMODEL" = 0 ] || start_devmodel
-		log "booting $KVER (timeout ${TIMEOUT} s, ${VM_MEM} MiB${VM_APPEND:+, $VM_APPEND})"
+		log "booting $KVER on qemu $QEMU_VERSION (timeout ${TIMEOUT} s, ${VM_MEM} MiB${VM_APPEND:+, $VM_APPEND})"
 		T_INIT='' T_PAYLOAD='' T_PAYLOAD_END=''
 		t_boot=$(now)
 		timeout -k 5 "$TIMEOUT" "${QEMU[@]}" </dev/null 2>"$WORK/qemu.err" | follow_console
@@ -374,6 +375,10 @@ main() {
 	if [ "$qemu_status" = 124 ] || [ "$qemu_status" = 137 ]; then
 		print_console_tail "timed out after $TIMEOUT s"
 		status=124
+	elif [ -z "$marker" ] && [ "$qemu_status" -gt 128 ]; then
+		# qemu itself crashed (a signal), not the guest.
+		print_console_tail "qemu $QEMU_VERSION died of signal $((qemu_status - 128)), no exit marker"
+		status=125
 	elif [ -z "$marker" ]; then
 		print_console_tail "no exit marker (guest crashed?), qemu status $qemu_status"
 		status=125
@@ -391,7 +396,8 @@ main() {
 
 	log "$KVER: kernel $(seconds "$t0" "$t_kernel") s, initramfs $(seconds "$t_kernel" "$t_initrd") s," \
 		"boot to /init $(seconds "$t_boot" "$T_INIT") s, payload $(seconds "$T_PAYLOAD" "$T_PAYLOAD_END") s," \
-		"VM total $(seconds "$t_boot" "$t_end") s; exit $status; log $LOG"
+		"VM total $(seconds "$t_boot" "$t_end") s; qemu $QEMU_VERSION exit $qemu_status;" \
+		"exit $status; log $LOG"
 	exit "$status"
 }
 

@@ -56,6 +56,7 @@ main() {
 	series_settings "$SERIES"
 	ensure_host_tools
 	fetch_kernel "$SERIES"
+	fetch_qemu
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/mxaccel-vm.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
 	"$VM_DIR/initramfs.sh" --moddir "$MODDIR" --out "$WORK/initrd.gz" \
