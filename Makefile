@@ -274,7 +274,7 @@ $(BUILD)/tests/%: tests/core/%.c $(TEST_COMMON) tests/lib/testlib.h $(STLIB)
 		$(LDFLAGS_ALL) -ldrm -ldl -lm
 
 $(BUILD)/tests/%: tests/cpu/%.c tests/cpu/emul_test.h $(TEST_COMMON) \
-		tests/lib/testlib.h $(STLIB) \
+		tests/lib/testlib.h $(STLIB) lib/cpu/kernels/decode_tiles.h \
 		$(wildcard lib/cpu/kernels/amx/*)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@

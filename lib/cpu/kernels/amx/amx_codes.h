@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * MX codes to bf16 in AVX-512 registers, shared by the AMX packer
- * (amx_pack.c) and the AMX decode kernel (amx_decode.c): a block's 32
+ * (amx_pack.c) and the decode kernels on tiles of 16 rows
+ * (kernels/decode_tiles.h): a block's 32
  * codes become one zmm of bf16 words in K order by table lookups
  * (vpermw / vpermt2w), and a scale exponent is folded in by an exact
  * integer add on the exponent field.
@@ -12,13 +13,19 @@
 #include "../../cpu_pack.h"
 #include "amx.h"
 
+/*
+ * AVX-512 alone: these inline into the AMX files and into the AVX512_BF16
+ * decode kernel (kernels/avx512/uk_decode_tiles.c) alike.
+ */
+#define AMX_CODES __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
 /* The bf16 values of an element type's codes, in registers. */
 struct amx_lut {
 	enum mxcore_elem elem;
 	__m512i t[4];		/* codes 0..127 (low 7 bits), 32 per zmm */
 };
 
-UK_AMX static inline void lut_load(struct amx_lut *l, enum mxcore_elem elem)
+AMX_CODES static inline void lut_load(struct amx_lut *l, enum mxcore_elem elem)
 {
 	const uint16_t *tab = cpu_pack_bf16_values(elem);
 	unsigned int i;
@@ -29,7 +36,7 @@ UK_AMX static inline void lut_load(struct amx_lut *l, enum mxcore_elem elem)
 }
 
 /* One block: 32 codes to 16 words, element 2p low and 2p + 1 high. */
-UK_AMX static inline __m512i block_bf16(const struct amx_lut *l,
+AMX_CODES static inline __m512i block_bf16(const struct amx_lut *l,
 					const uint8_t *codes)
 {
 	__m512i x, lo, hi;
@@ -67,7 +74,7 @@ UK_AMX static inline __m512i block_bf16(const struct amx_lut *l,
  * bf16 normals (the packer: d <= 0 on values >= 2^-16; the decode kernel:
  * rows whose scales allow it).
  */
-UK_AMX static inline __m512i fold(__m512i v, int d)
+AMX_CODES static inline __m512i fold(__m512i v, int d)
 {
 	__m512i ex = _mm512_and_si512(v, _mm512_set1_epi16(0x7f80));
 	__mmask32 finite = _mm512_test_epi16_mask(ex, ex) &
