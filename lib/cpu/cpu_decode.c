@@ -38,8 +38,10 @@
  * where that is exact: A without bf16 subnormals, and B rows whose values
  * are bf16 normals (E8M0 scales at least 1 - k_exp); other rows take the
  * fp32 kernel.  On the amx level the same rows go 16 at a time to the tile
- * kernel (kernels/amx/amx_decode.c), which decodes them once for every row
- * of A where the row kernel's vector units would redo the dot per row.
+ * kernel (kernels/amx/amx_decode.c; on avx512bf16 its register form,
+ * kernels/avx512/uk_decode_tiles.c, for 7 to 16 rows of A), which
+ * decodes them once for every row of A where the row kernel's vector
+ * units would redo the dot per row.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -79,9 +81,9 @@ struct decode {
 	struct cpu_decode_state *st;
 	cpu_decode_fn *kernel;
 	cpu_decode_fn *kernel_bf16;	/* NULL: not for this call */
-	bool amx;			/* the tile kernel takes bf16 rows */
-	struct cpu_decode_amx_args amx_args;
-	uint8_t amx_cfg[64] __attribute__((aligned(64)));
+	cpu_decode_tiles_fn *tiles;	/* the tile kernel, for bf16 rows */
+	struct cpu_decode_amx_args tiles_args;
+	uint8_t tiles_cfg[64] __attribute__((aligned(64)));
 	struct cpu_decode_args args;	/* template: a, m per stripe */
 	float table[256];
 	uint32_t k, n, blocks;		/* K, N, K / block */
@@ -226,8 +228,8 @@ static bool a_in_range(const struct mxa_matrix *a)
 }
 
 /* Row i of the stripe (natural K order) into the tile kernel's A. */
-static void put_amx_row(struct decode *g, uint32_t rows, uint32_t i,
-			const float *row)
+static void put_tiles_row(struct decode *g, uint32_t rows, uint32_t i,
+			  const float *row)
 {
 #if defined(__x86_64__)
 	if (!i)
@@ -303,11 +305,11 @@ static void prepare_a(struct decode *g, uint32_t i0, uint32_t rows,
 		if (g->kernel_bf16 && !bf16_row(out, g->st->ab +
 						(size_t)i * g->lda, g->k))
 			g->kernel_bf16 = NULL;
-		if (g->amx)
-			put_amx_row(g, rows, i, tmp);
+		if (g->tiles)
+			put_tiles_row(g, rows, i, tmp);
 	}
 	if (!g->kernel_bf16)
-		g->amx = false;
+		g->tiles = NULL;
 }
 
 /* Which row kernel a B row's values allow. */
@@ -500,10 +502,10 @@ static void tile_rows(const struct decode *g, uint32_t j0, uint32_t nj,
 		}
 		if (!len)
 			continue;
-		cpu_decode_amx(&g->amx_args, cpu_data(b) +
-			       (size_t)(j0 + first) * dstride, dstride,
-			       sc + (size_t)first * g->blocks, g->blocks, len,
-			       part + first, DEC_JB_MAX);
+		g->tiles(&g->tiles_args, cpu_data(b) +
+			 (size_t)(j0 + first) * dstride, dstride,
+			 sc + (size_t)first * g->blocks, g->blocks, len,
+			 part + first, DEC_JB_MAX);
 		for (r = first; r < first + len; r++)
 			kind[r] = ROW_DONE;
 		len = 0;
@@ -536,7 +538,7 @@ static void decode_task(void *arg, unsigned int task, unsigned int worker)
 
 	for (j = 0; j < nj; j++)
 		kind[j] = gather_scales(g, j0 + j, sc + (size_t)j * g->blocks);
-	if (g->amx)
+	if (g->tiles)
 		tile_rows(g, j0, nj, kind, sc, part);
 	for (k0 = 0; k0 < g->k; k0 += g->kc) {
 		d.kn = min_u32(g->kc, g->k - k0);
@@ -713,10 +715,10 @@ static double tensor_scales(const struct mxa_job *job)
 }
 
 /* Words of the tile kernel's A for a stripe of that many rows, or 0. */
-static size_t amx_words(const struct decode *g, uint32_t rows)
+static size_t tiles_words(const struct decode *g, uint32_t rows)
 {
 #if defined(__x86_64__)
-	return g->amx ? cpu_decode_amx_a_words(rows, g->k) : 0;
+	return g->tiles ? cpu_decode_amx_a_words(rows, g->k) : 0;
 #else
 	(void)g;
 	(void)rows;
@@ -725,17 +727,17 @@ static size_t amx_words(const struct decode *g, uint32_t rows)
 }
 
 /* The tile kernel's arguments for the current stripe (after prepare_a). */
-static void amx_stripe(struct decode *g)
+static void tiles_stripe(struct decode *g)
 {
 #if defined(__x86_64__)
-	if (!g->amx)
+	if (!g->tiles)
 		return;
-	g->amx_args = (struct cpu_decode_amx_args){
+	g->tiles_args = (struct cpu_decode_amx_args){
 		.elem = g->args.elem, .ue4m3 = g->args.ue4m3,
 		.bs = g->args.bs, .k = g->k, .a = g->st->aa, .m = g->mcur,
-		.table = g->table, .cfg = g->amx_cfg,
+		.table = g->table, .cfg = g->tiles_cfg,
 	};
-	cpu_decode_amx_config(g->amx_cfg, g->mcur);
+	cpu_decode_amx_config(g->tiles_cfg, g->mcur);
 #else
 	(void)g;
 #endif
@@ -763,20 +765,35 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 	pthread_mutex_lock(&cd->decode->lock);
 	g->st = cd->decode;
 	ret = scratch_reserve(g->st, workers, (size_t)rows * g->lda,
-			      amx_words(g, rows), (size_t)DEC_JB_MAX * g->blocks);
+			      tiles_words(g, rows), (size_t)DEC_JB_MAX * g->blocks);
 	for (g->i0 = 0; !ret && g->i0 < m; g->i0 += DEC_MS) {
 		g->mcur = min_u32(DEC_MS, m - g->i0);
 		prepare_a(g, g->i0, g->mcur, tmp);
 		g->args.a = g->st->a;
 		g->args.lda = g->lda;
 		g->args.m = g->mcur;
-		amx_stripe(g);
+		tiles_stripe(g);
 		cpu_parallel(cd->pool, (g->n + g->jb - 1) / g->jb,
 			     decode_task, g);
 	}
 	pthread_mutex_unlock(&cd->decode->lock);
 	free(tmp);
 	return ret;
+}
+
+/*
+ * The tile kernel for a call with m rows of A on the bf16 path, or NULL:
+ * the level's, where a stripe's rows (at most DEC_MS) are in its range.
+ */
+static cpu_decode_tiles_fn *tiles_kernel(const struct cpu_isa *isa,
+					 cpu_decode_fn *kernel_bf16, uint32_t m)
+{
+	uint32_t rows = min_u32(m, DEC_MS);
+
+	if (!kernel_bf16 || !isa->decode_tiles || rows < isa->decode_tiles_m[0] ||
+	    rows > isa->decode_tiles_m[1])
+		return NULL;
+	return isa->decode_tiles;
 }
 
 int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
@@ -807,8 +824,10 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 	if (job->op == MXA_OP_GEMM_WEIGHT_ONLY &&
 	    job->a_dense.dtype == MXA_DTYPE_BF16)
 		g->kernel_bf16 = cd->isa->decode_bf16;
-	g->amx = g->kernel_bf16 && cd->isa->decode_amx;
-	g->jb = g->amx ? DEC_JB_AMX : DEC_JB;
+	g->tiles = tiles_kernel(cd->isa, g->kernel_bf16,
+				job->op == MXA_OP_GEMM_WEIGHT_ONLY ?
+				job->a_dense.rows : job->a.rows);
+	g->jb = g->tiles ? DEC_JB_AMX : DEC_JB;
 	g->tensor_scale = tensor_scales(job);
 	g->args.table = g->table;
 	fill_table(g);

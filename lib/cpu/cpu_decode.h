@@ -118,9 +118,24 @@ void cpu_decode_amx_put_a(uint32_t *tiles, unsigned int m, uint32_t k,
 			  unsigned int i, const float *row);
 /* The 64-byte tile configuration for m rows of A. */
 void cpu_decode_amx_config(void *cfg, unsigned int m);
-void cpu_decode_amx(const struct cpu_decode_amx_args *d,
-		    const uint8_t *codes, size_t dstride,
-		    const uint8_t *scales, size_t sstride, unsigned int rows,
-		    float *out, size_t ldo);
+typedef void cpu_decode_tiles_fn(const struct cpu_decode_amx_args *d,
+				 const uint8_t *codes, size_t dstride,
+				 const uint8_t *scales, size_t sstride,
+				 unsigned int rows, float *out, size_t ldo);
+cpu_decode_tiles_fn cpu_decode_amx;
+
+/*
+ * The same contract on AVX512_BF16 registers (kernels/avx512/
+ * uk_decode_tiles.c), for 1 <= m <= CPU_DECODE_TILES_AVX512_MAX_M (cfg is
+ * not read): 16 B rows per accumulator set, one lane per row of A, each
+ * output added in K order a pair at a time.  Its time hardly depends on
+ * m (256 multiplies a block for 16 B rows, lanes past m idle): the call
+ * site takes it from CPU_DECODE_TILES_AVX512_MIN_M rows of A on, where it
+ * measured faster than the row kernel's dots and horizontal sums (a tie
+ * at 6 rows, slower at 4; Documentation/bench-cpu.rst).
+ */
+#define CPU_DECODE_TILES_AVX512_MIN_M 7
+#define CPU_DECODE_TILES_AVX512_MAX_M 16
+cpu_decode_tiles_fn cpu_decode_tiles_avx512bf16;
 
 #endif /* MXA_CPU_DECODE_H */

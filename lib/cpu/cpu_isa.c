@@ -61,6 +61,9 @@ static const struct cpu_isa isa_avx512bf16 = {
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
+	.decode_tiles = cpu_decode_tiles_avx512bf16,
+	.decode_tiles_m = { CPU_DECODE_TILES_AVX512_MIN_M,
+			    CPU_DECODE_TILES_AVX512_MAX_M },
 };
 
 /*
@@ -83,7 +86,8 @@ static const struct cpu_isa isa_amx = {
 	.quant = &cpu_quant_avx512,
 	.decode = cpu_decode_rows_avx512,
 	.decode_bf16 = cpu_decode_rows_avx512bf16,
-	.decode_amx = true,
+	.decode_tiles = cpu_decode_amx,
+	.decode_tiles_m = { 1, CPU_DECODE_AMX_MAX_M },
 };
 #endif
 

@@ -36,7 +36,12 @@ struct cpu_isa {
 	const struct cpu_quant *quant;
 	cpu_decode_fn *decode;		/* decode GEMM row kernel */
 	cpu_decode_fn *decode_bf16;	/* the same on bf16 A, or NULL */
-	bool decode_amx;		/* bf16 rows 16 at a time on tiles */
+	/*
+	 * The same 16 B rows at a time (cpu_decode.h), or NULL, for rows of
+	 * A from decode_tiles_m[0] to decode_tiles_m[1].
+	 */
+	cpu_decode_tiles_fn *decode_tiles;
+	unsigned int decode_tiles_m[2];
 };
 
 /*

@@ -5,7 +5,10 @@
  * pair-interleaved tiles, B's decoded rows, the accumulator rotation, the
  * transposed store) are checked on every machine with AVX-512, AMX or not.
  * On an AMX machine the library's tests run the real instructions too
- * (test_weight_only on the amx level).
+ * (test_weight_only on the amx level).  The kernel's AVX512_BF16 form
+ * (kernels/avx512/uk_decode_tiles.c, the same walk with the multiplies in
+ * registers) runs for real beside it, up to 16 rows of A, wherever the
+ * CPU has AVX512_BF16, against the same reference and bound.
  *
  * Each sum is compared with one computed here in double from the OCP MX
  * tables (testlib) and float8_e4m3fn's definition, independently of the
@@ -70,7 +73,12 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 	uint8_t *code = emul_test_zalloc((size_t)rows * k);
 	float *a = emul_test_zalloc((size_t)m * k * 4);
 	uint32_t *tiles = emul_test_zalloc(cpu_decode_amx_a_words(m, k) * 4);
-	static float out[64 * 128];
+	/* The AMX kernel on the C model, and the AVX512_BF16 form for real. */
+	static float outs[2][64 * 128];
+	bool avx = m <= CPU_DECODE_TILES_AVX512_MAX_M &&
+		   __builtin_cpu_supports("avx512bf16");
+	static const char *const names[] = { "amx", "avx512bf16" };
+	unsigned int o;
 	float table[256];
 	uint8_t cfg[64] __attribute__((aligned(64)));
 	struct cpu_decode_amx_args d = {
@@ -112,39 +120,44 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 		cpu_decode_amx_put_a(tiles, m, k, i, a + (size_t)i * k);
 	}
 	cpu_decode_amx_config(cfg, m);
-	cpu_decode_amx(&d, codes, dstride, scales, sstride, rows, out, 128);
+	cpu_decode_amx(&d, codes, dstride, scales, sstride, rows, outs[0], 128);
+	if (avx)
+		cpu_decode_tiles_avx512bf16(&d, codes, dstride, scales, sstride,
+					    rows, outs[1], 128);
 
-	for (i = 0; i < m; i++) {
-		for (r = 0; r < rows; r++) {
-			double ref = 0, mag = 0, bound, err, got = out[i * 128 + r];
+	for (o = 0; o < (avx ? 2u : 1u); o++) {
+		for (i = 0; i < m; i++) {
+			for (r = 0; r < rows; r++) {
+				double ref = 0, mag = 0, bound, err, got = outs[o][i * 128 + r];
 
-			for (kk = 0; kk < k; kk++) {
-				uint8_t sb = scales[r * sstride + kk / bs];
-				double sv = nv ? ue4m3_value(sb) :
-					    test_scale_value(sb);
-				double p = a[(size_t)i * k + kk] *
-					   test_elem_value(elem, code[r * k + kk]) * sv;
+				for (kk = 0; kk < k; kk++) {
+					uint8_t sb = scales[r * sstride + kk / bs];
+					double sv = nv ? ue4m3_value(sb) :
+						    test_scale_value(sb);
+					double p = a[(size_t)i * k + kk] *
+						   test_elem_value(elem, code[r * k + kk]) * sv;
 
-				ref += p;
-				mag += fabs(p);
+					ref += p;
+					mag += fabs(p);
+				}
+				n_sums++;
+				if (isnan(ref) || isinf(ref)) {
+					n_special++;
+					CHECK(isnan(ref) ? isnan(got) : got == ref,
+						   "%s: %s%s m %u rows %u k %u: [%u][%u] = %g, want %g",
+						   names[o], test_elem(elem)->name, nv ? " nvfp4" : "",
+						   m, rows, k, i, r, got, ref);
+					continue;
+				}
+				bound = (k + 2) * ldexp(mag, -24) + (k + 2) * ldexp(1, -126);
+				err = fabs(got - ref);
+				if (bound > 0 && err / bound > worst)
+					worst = err / bound;
+				CHECK(err <= bound,
+					   "%s: %s%s m %u rows %u k %u: [%u][%u] = %.9g, want %.9g (bound %g)",
+					   names[o], test_elem(elem)->name, nv ? " nvfp4" : "", m,
+					   rows, k, i, r, got, ref, bound);
 			}
-			n_sums++;
-			if (isnan(ref) || isinf(ref)) {
-				n_special++;
-				CHECK(isnan(ref) ? isnan(got) : got == ref,
-					   "%s%s m %u rows %u k %u: [%u][%u] = %g, want %g",
-					   test_elem(elem)->name, nv ? " nvfp4" : "",
-					   m, rows, k, i, r, got, ref);
-				continue;
-			}
-			bound = (k + 2) * ldexp(mag, -24) + (k + 2) * ldexp(1, -126);
-			err = fabs(got - ref);
-			if (bound > 0 && err / bound > worst)
-				worst = err / bound;
-			CHECK(err <= bound,
-				   "%s%s m %u rows %u k %u: [%u][%u] = %.9g, want %.9g (bound %g)",
-				   test_elem(elem)->name, nv ? " nvfp4" : "", m,
-				   rows, k, i, r, got, ref, bound);
 		}
 	}
 	free(codes);

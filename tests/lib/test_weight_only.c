@@ -867,6 +867,34 @@ static bool has_native_weight_only(void)
 	       cap.support == MXA_SUPPORT_NATIVE;
 }
 
+/*
+ * The tile kernel's range on the cpu (cpu_decode.h: 16 B rows at a time;
+ * on avx512bf16 for 7 to 16 rows of A, on amx for any): bf16 A, B rows
+ * in whole groups of 16 and past them, K in several of its chunks.
+ */
+static void tile_cases(void)
+{
+	static const enum mxa_elem elems[] = { MXA_ELEM_E2M1, MXA_ELEM_E4M3,
+					       MXA_ELEM_E5M2, MXA_ELEM_E2M3,
+					       MXA_ELEM_E3M2 };
+	static const uint32_t shapes[][3] = {
+		{ 16, 140, 1568 }, { 7, 40, 1056 }, { 13, 33, 4096 },
+	};
+	unsigned int i, c;
+
+	forced_a_dtype = MXA_DTYPE_BF16;
+	for (i = 0; i < TEST_ARRAY_SIZE(shapes); i++) {
+		for (c = 0; c < 6; c++) {
+			bool nvfp4 = c == 5;
+
+			one_case(shapes[i][0], shapes[i][1],
+				 shapes[i][2] - (nvfp4 && i % 2 ? 16 : 0),
+				 elems[c % 5], nvfp4, false);
+		}
+	}
+	forced_a_dtype = -1;
+}
+
 /* Progress on stderr: the device suite takes minutes. */
 static void progress(const char *what)
 {
@@ -1251,6 +1279,8 @@ int main(void)
 		ref_dev = dev;		/* the closed one must not be used */
 		n_levels++;
 		random_cases(12, true);
+		if (l >= 3)	/* avx512bf16, amx: the tile kernel */
+			tile_cases();
 		mxa_device_close(dev);
 	}
 	unsetenv("MXACCEL_CPU_ISA");
