@@ -275,7 +275,7 @@ static const struct mxa_kernel cpu_kernels[] = {
 	},
 	{
 		.name = "cpu-weight-only",
-		.summary = "weight-only GEMM: B (MX or NVFP4) streamed once, decoded in registers (amx, and avx512bf16 at 7-16 rows of A: 16 B rows per tile pass), fp32 sums, A in stripes of 64 rows (error <= (K+2)*2^-24*sum|a*b|)",
+		.summary = "weight-only GEMM: B (MX or NVFP4) streamed once, decoded in registers (amx, and avx512bf16 from 7 rows of A, 16 at a time: 16 B rows per tile pass), fp32 sums, A in stripes of 64 rows (error <= (K+2)*2^-24*sum|a*b|)",
 		.op = MXA_OP_GEMM_WEIGHT_ONLY,
 		.native = true,
 		.exact = false,

@@ -17,7 +17,8 @@
  * chunk, and adds its fp32 sums into the task's partials, then stores its
  * columns of C (times the per-tensor scale, plus C_in, rounded).  Every
  * output is summed in the same order whatever the thread count.  More
- * than DEC_MS rows of A run in stripes of DEC_MS, each streaming B again.
+ * than DEC_MS rows of A (or than the tile kernel's stripe, below) run in
+ * stripes, each streaming B again.
  *
  * Scratch (A's rows and each worker's partials and scale bytes) belongs to
  * the device and is kept across calls, grown when a call needs more;
@@ -39,9 +40,9 @@
  * are bf16 normals (E8M0 scales at least 1 - k_exp); other rows take the
  * fp32 kernel.  On the amx level the same rows go 16 at a time to the tile
  * kernel (kernels/amx/amx_decode.c; on avx512bf16 its register form,
- * kernels/avx512/uk_decode_tiles.c, for 7 to 16 rows of A), which
- * decodes them once for every row of A where the row kernel's vector
- * units would redo the dot per row.
+ * kernels/avx512/uk_decode_tiles.c, from 7 rows of A on, in stripes of
+ * 16), which decodes them once for every row of A where the row kernel's
+ * vector units would redo the dot per row.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -81,7 +82,9 @@ struct decode {
 	struct cpu_decode_state *st;
 	cpu_decode_fn *kernel;
 	cpu_decode_fn *kernel_bf16;	/* NULL: not for this call */
-	cpu_decode_tiles_fn *tiles;	/* the tile kernel, for bf16 rows */
+	cpu_decode_tiles_fn *tiles_call; /* the tile kernel for the call */
+	cpu_decode_tiles_fn *tiles;	/* ... for this stripe's bf16 rows */
+	uint32_t ms;			/* A rows per stripe */
 	struct cpu_decode_amx_args tiles_args;
 	uint8_t tiles_cfg[64] __attribute__((aligned(64)));
 	struct cpu_decode_args args;	/* template: a, m per stripe */
@@ -718,7 +721,7 @@ static double tensor_scales(const struct mxa_job *job)
 static size_t tiles_words(const struct decode *g, uint32_t rows)
 {
 #if defined(__x86_64__)
-	return g->tiles ? cpu_decode_amx_a_words(rows, g->k) : 0;
+	return g->tiles_call ? cpu_decode_amx_a_words(rows, g->k) : 0;
 #else
 	(void)g;
 	(void)rows;
@@ -749,16 +752,12 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 	uint32_t m = g->job->op == MXA_OP_GEMM_WEIGHT_ONLY ?
 		     g->job->a_dense.rows : g->job->a.rows;
 	unsigned int workers = cpu_pool_threads(cd->pool);
-	uint32_t rows = min_u32(m, DEC_MS);
+	uint32_t rows = min_u32(m, g->ms);
 	float *tmp;
 	int ret;
 
 	/* Rows one cache line apart from 4 KiB aliasing (L1 sets). */
 	g->lda = ((g->k + 15) & ~(size_t)15) + 16;
-	/* A's chunk of every row of a stripe in L1; whole blocks of 32. */
-	g->kc = (uint32_t)(DEC_L1_FLOATS / rows) & ~31u;
-	if (g->kc < 128)
-		g->kc = 128;
 	tmp = malloc((size_t)g->k * 4);
 	if (!tmp)
 		return -ENOMEM;
@@ -766,8 +765,16 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 	g->st = cd->decode;
 	ret = scratch_reserve(g->st, workers, (size_t)rows * g->lda,
 			      tiles_words(g, rows), (size_t)DEC_JB_MAX * g->blocks);
-	for (g->i0 = 0; !ret && g->i0 < m; g->i0 += DEC_MS) {
-		g->mcur = min_u32(DEC_MS, m - g->i0);
+	for (g->i0 = 0; !ret && g->i0 < m; g->i0 += g->ms) {
+		g->mcur = min_u32(g->ms, m - g->i0);
+		/* A's chunk of every row of the stripe in L1; whole blocks of 32. */
+		g->kc = (uint32_t)(DEC_L1_FLOATS / g->mcur) & ~31u;
+		if (g->kc < 128)
+			g->kc = 128;
+		/* A last stripe too short for the tile kernel: the row kernel. */
+		g->tiles = g->kernel_bf16 &&
+			   g->mcur >= cd->isa->decode_tiles_m[0] ?
+			   g->tiles_call : NULL;
 		prepare_a(g, g->i0, g->mcur, tmp);
 		g->args.a = g->st->a;
 		g->args.lda = g->lda;
@@ -783,15 +790,14 @@ static int run_decode(struct mxa_device *dev, struct decode *g)
 
 /*
  * The tile kernel for a call with m rows of A on the bf16 path, or NULL:
- * the level's, where a stripe's rows (at most DEC_MS) are in its range.
+ * the level's, from its fewest rows of A on; A then runs in stripes of at
+ * most its most rows (each streaming B again: at 16 rows the register
+ * form is bound by its multiplies, not by B's bytes).
  */
 static cpu_decode_tiles_fn *tiles_kernel(const struct cpu_isa *isa,
 					 cpu_decode_fn *kernel_bf16, uint32_t m)
 {
-	uint32_t rows = min_u32(m, DEC_MS);
-
-	if (!kernel_bf16 || !isa->decode_tiles || rows < isa->decode_tiles_m[0] ||
-	    rows > isa->decode_tiles_m[1])
+	if (!kernel_bf16 || !isa->decode_tiles || m < isa->decode_tiles_m[0])
 		return NULL;
 	return isa->decode_tiles;
 }
@@ -824,10 +830,12 @@ int cpu_gemm_decode(struct mxa_device *dev, const struct mxa_job *job)
 	if (job->op == MXA_OP_GEMM_WEIGHT_ONLY &&
 	    job->a_dense.dtype == MXA_DTYPE_BF16)
 		g->kernel_bf16 = cd->isa->decode_bf16;
-	g->tiles = tiles_kernel(cd->isa, g->kernel_bf16,
-				job->op == MXA_OP_GEMM_WEIGHT_ONLY ?
-				job->a_dense.rows : job->a.rows);
-	g->jb = g->tiles ? DEC_JB_AMX : DEC_JB;
+	g->tiles_call = tiles_kernel(cd->isa, g->kernel_bf16,
+				     job->op == MXA_OP_GEMM_WEIGHT_ONLY ?
+				     job->a_dense.rows : job->a.rows);
+	g->ms = g->tiles_call ? min_u32(DEC_MS, cd->isa->decode_tiles_m[1]) :
+		DEC_MS;
+	g->jb = g->tiles_call ? DEC_JB_AMX : DEC_JB;
 	g->tensor_scale = tensor_scales(job);
 	g->args.table = g->table;
 	fill_table(g);

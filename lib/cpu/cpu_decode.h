@@ -132,7 +132,8 @@ cpu_decode_tiles_fn cpu_decode_amx;
  * m (256 multiplies a block for 16 B rows, lanes past m idle): the call
  * site takes it from CPU_DECODE_TILES_AVX512_MIN_M rows of A on, where it
  * measured faster than the row kernel's dots and horizontal sums (a tie
- * at 6 rows, slower at 4; Documentation/bench-cpu.rst).
+ * at 6 rows, slower at 4; Documentation/bench-cpu.rst), more rows in
+ * stripes of CPU_DECODE_TILES_AVX512_MAX_M.
  */
 #define CPU_DECODE_TILES_AVX512_MIN_M 7
 #define CPU_DECODE_TILES_AVX512_MAX_M 16

@@ -37,8 +37,10 @@ struct cpu_isa {
 	cpu_decode_fn *decode;		/* decode GEMM row kernel */
 	cpu_decode_fn *decode_bf16;	/* the same on bf16 A, or NULL */
 	/*
-	 * The same 16 B rows at a time (cpu_decode.h), or NULL, for rows of
-	 * A from decode_tiles_m[0] to decode_tiles_m[1].
+	 * The same 16 B rows at a time (cpu_decode.h), or NULL: for calls
+	 * with at least decode_tiles_m[0] rows of A, in stripes of at most
+	 * decode_tiles_m[1] rows (a shorter last stripe than [0]: the row
+	 * kernel).
 	 */
 	cpu_decode_tiles_fn *decode_tiles;
 	unsigned int decode_tiles_m[2];

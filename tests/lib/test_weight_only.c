@@ -869,8 +869,9 @@ static bool has_native_weight_only(void)
 
 /*
  * The tile kernel's range on the cpu (cpu_decode.h: 16 B rows at a time;
- * on avx512bf16 for 7 to 16 rows of A, on amx for any): bf16 A, B rows
- * in whole groups of 16 and past them, K in several of its chunks.
+ * on avx512bf16 from 7 rows of A on, in stripes of 16, the last one of 6
+ * rows on the row kernel; on amx for any): bf16 A, B rows in whole groups
+ * of 16 and past them, K in several of its chunks.
  */
 static void tile_cases(void)
 {
@@ -879,6 +880,7 @@ static void tile_cases(void)
 					       MXA_ELEM_E3M2 };
 	static const uint32_t shapes[][3] = {
 		{ 16, 140, 1568 }, { 7, 40, 1056 }, { 13, 33, 4096 },
+		{ 38, 20, 512 },
 	};
 	unsigned int i, c;
 
