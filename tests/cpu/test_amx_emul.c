@@ -125,38 +125,40 @@ static void one_case(enum mxa_elem elem, bool nv, bool nan_scale,
 		cpu_decode_tiles_avx512bf16(&d, codes, dstride, scales, sstride,
 					    rows, outs[1], 128);
 
-	for (o = 0; o < (avx ? 2u : 1u); o++) {
-		for (i = 0; i < m; i++) {
-			for (r = 0; r < rows; r++) {
-				double ref = 0, mag = 0, bound, err, got = outs[o][i * 128 + r];
+	/* Each sum once in double, then both kernels' outputs against it. */
+	for (i = 0; i < m; i++) {
+		for (r = 0; r < rows; r++) {
+			double ref = 0, mag = 0, bound;
 
-				for (kk = 0; kk < k; kk++) {
-					uint8_t sb = scales[r * sstride + kk / bs];
-					double sv = nv ? ue4m3_value(sb) :
-						    test_scale_value(sb);
-					double p = a[(size_t)i * k + kk] *
-						   test_elem_value(elem, code[r * k + kk]) * sv;
+			for (kk = 0; kk < k; kk++) {
+				uint8_t sb = scales[r * sstride + kk / bs];
+				double sv = nv ? ue4m3_value(sb) : test_scale_value(sb);
+				double p = a[(size_t)i * k + kk] *
+					   test_elem_value(elem, code[r * k + kk]) * sv;
 
-					ref += p;
-					mag += fabs(p);
-				}
+				ref += p;
+				mag += fabs(p);
+			}
+			bound = (k + 2) * ldexp(mag, -24) + (k + 2) * ldexp(1, -126);
+			for (o = 0; o < (avx ? 2u : 1u); o++) {
+				double got = outs[o][i * 128 + r], err;
+
 				n_sums++;
 				if (isnan(ref) || isinf(ref)) {
 					n_special++;
 					CHECK(isnan(ref) ? isnan(got) : got == ref,
-						   "%s: %s%s m %u rows %u k %u: [%u][%u] = %g, want %g",
-						   names[o], test_elem(elem)->name, nv ? " nvfp4" : "",
-						   m, rows, k, i, r, got, ref);
+					      "%s: %s%s m %u rows %u k %u: [%u][%u] = %g, want %g",
+					      names[o], test_elem(elem)->name, nv ? " nvfp4" : "",
+					      m, rows, k, i, r, got, ref);
 					continue;
 				}
-				bound = (k + 2) * ldexp(mag, -24) + (k + 2) * ldexp(1, -126);
 				err = fabs(got - ref);
 				if (bound > 0 && err / bound > worst)
 					worst = err / bound;
 				CHECK(err <= bound,
-					   "%s: %s%s m %u rows %u k %u: [%u][%u] = %.9g, want %.9g (bound %g)",
-					   names[o], test_elem(elem)->name, nv ? " nvfp4" : "", m,
-					   rows, k, i, r, got, ref, bound);
+				      "%s: %s%s m %u rows %u k %u: [%u][%u] = %.9g, want %.9g (bound %g)",
+				      names[o], test_elem(elem)->name, nv ? " nvfp4" : "", m,
+				      rows, k, i, r, got, ref, bound);
 			}
 		}
 	}
