@@ -23,9 +23,9 @@ static const struct cli_command commands[] = {
 	{ "info", cmd_info,
 	  "library version, backends, devices and what they can run" },
 	{ "quantize", cmd_quantize,
-	  "fp32/bf16 matrix -> MX element codes and E8M0 scales" },
-	{ "dequantize", cmd_dequantize, "MX matrix -> fp32/bf16" },
-	{ "gemm", cmd_gemm, "C (+)= A * B^T on MX matrices" },
+	  "fp32/bf16 matrix -> MX (E8M0 scales) or NVFP4 (UE4M3) codes and scales" },
+	{ "dequantize", cmd_dequantize, "MX or NVFP4 matrix -> fp32/bf16" },
+	{ "gemm", cmd_gemm, "C (+)= A * B^T on MX / NVFP4 matrices, dense or grouped" },
 	{ "bench", cmd_bench, "time GEMM or quantization on random data" },
 };
 
